@@ -1,0 +1,29 @@
+# The two commands of the README's Quick start; each works from a fresh clone with Python 3.11 and make.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+# torch first: on these machines torch==2.13.0 is a CPU build on disk; an open range would pull CUDA.
+TORCH  := torch==2.13.0
+
+.PHONY: demo test
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.installed-all: pyproject.toml | $(PY)
+	$(PIP) install --quiet $(TORCH)
+	$(PIP) install --quiet -e ".[all]"
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed-all
+	$(PIP) install --quiet -e ".[all,dev]"
+	touch $@
+
+demo: $(VENV)/.installed-all
+	$(VENV)/bin/neurips25 reproduce
+
+test: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/python -m pytest

@@ -1,0 +1,3 @@
+from neurips25.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,152 @@
+"""``neurips25 list | reproduce [SLUG ...] | report RUN_DIR``.
+
+Exit codes: 0 when every requested reproduction ran (whatever its verdicts), 1 when one crashed
+(the others still ran and were saved), 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import difflib
+import sys
+from pathlib import Path
+
+from neurips25 import __version__
+from neurips25.repro.registry import METHODS
+from neurips25.repro.scale import Scale
+
+
+class UsageError(Exception):
+    """Bad command-line arguments (exit code 2)."""
+
+
+def _check_slugs(slugs: list[str]) -> list[str]:
+    for slug in slugs:
+        if slug not in METHODS:
+            close = difflib.get_close_matches(slug, METHODS, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            known = ", ".join(sorted(METHODS))
+            raise UsageError(f"unknown method {slug!r}.{hint} Known methods: {known}")
+    return list(dict.fromkeys(slugs))
+
+
+def cmd_list(args) -> int:
+    from neurips25.repro.store import latest_results
+
+    latest = latest_results(args.runs)
+    rows = [("slug", "status", "usable", "ecosystem", "latest verdicts", "paper")]
+    for info in METHODS.values():
+        status = "implemented" if info.implemented() else "planned"
+        missing = info.missing_modules()
+        usable = "yes" if info.implemented() and not missing else (
+            f"no: pip install \"neurips25[{info.extra}]\"" if missing else "-")
+        res = latest.get(info.slug)
+        if res is None:
+            verdicts = "-"
+        elif res.get("status") != "ok":
+            verdicts = "error"
+        else:
+            verdicts = " ".join(
+                {"reproduced": "R", "not_reproduced": "N", "inconclusive": "?"}.get(c["verdict"], "-")
+                for c in res["claims"]) + f" ({res['scale']})"
+        rows.append((info.slug, status, usable, info.ecosystem, verdicts, info.title))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r[:5], widths)) + "  " + r[5])
+    print("\nverdicts: R reproduced, N not reproduced, ? inconclusive (newest run under "
+          f"{args.runs}/)")
+    return 0
+
+
+def cmd_reproduce(args) -> int:
+    from neurips25.repro.report import format_measured, render_report
+    from neurips25.repro.runner import run_methods
+
+    slugs = _check_slugs(args.slugs) if args.slugs else [m.slug for m in METHODS.values() if m.implemented()]
+    if args.seed < 0:
+        raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be >= 1; got {args.jobs}")
+    not_impl = [s for s in slugs if not METHODS[s].implemented()]
+    if not_impl:
+        raise UsageError(f"not implemented yet: {', '.join(not_impl)} (see `neurips25 list`)")
+    unusable = {s: METHODS[s].missing_modules() for s in slugs}
+    unusable = {s: m for s, m in unusable.items() if m}
+    if unusable:
+        msg = "; ".join(f"{s} needs {', '.join(m)} (pip install \"neurips25[{METHODS[s].extra}]\")"
+                        for s, m in unusable.items())
+        raise UsageError(f"missing dependencies: {msg}")
+    out = Path(args.out) if args.out else Path(args.runs) / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    print(f"neurips25 reproduce: {len(slugs)} method(s) at scale {args.scale}, seed {args.seed} -> {out}")
+    try:
+        results = run_methods(slugs, scale=args.scale, seed=args.seed, out=out, jobs=args.jobs, force=args.force)
+    except ValueError as err:
+        raise UsageError(str(err)) from err
+    md, page = render_report(out)
+    print("\nclaims:")
+    for slug, res in results.items():
+        if res["status"] != "ok":
+            print(f"  {slug:<20} ERROR  {res['error']}  (see {out / slug / 'log.txt'})")
+            continue
+        for c in res["claims"]:
+            print(f"  {slug:<20} {c['id']:<14} {c['verdict']:<15} {format_measured(c['measured'], 90)}")
+    print(f"\nreport: {page}\n        {md}")
+    return 1 if any(r["status"] != "ok" for r in results.values()) else 0
+
+
+def cmd_report(args) -> int:
+    from neurips25.repro.report import render_report
+
+    if not Path(args.run_dir).is_dir():
+        raise UsageError(f"RUN_DIR {args.run_dir!r} is not a directory")
+    md, page = render_report(args.run_dir)
+    print(f"report: {page}\n        {md}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="neurips25", description=(
+        "Reference implementations of NeurIPS 2025 methods and reproductions of their headline claims."))
+    p.add_argument("--version", action="version", version=f"neurips25 {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    pl = sub.add_parser("list", help="the 19 methods, whether usable here, newest verdicts")
+    pl.add_argument("--runs", default="runs", help="folder of run directories (default: runs)")
+    pl.set_defaults(func=cmd_list)
+
+    pr = sub.add_parser("reproduce", help="check the papers' claims (default: every implemented method)")
+    pr.add_argument("slugs", nargs="*", metavar="SLUG", help="methods to run (default: all implemented)")
+    pr.add_argument("--scale", default="quick", choices=[s.value for s in Scale],
+                    help="smoke (seconds), quick (minutes, default) or paper")
+    pr.add_argument("--seed", type=int, default=0, help="seed for every random number generator (default 0)")
+    pr.add_argument("--out", default=None, help="run directory (default: runs/<timestamp>); re-use to resume")
+    pr.add_argument("--runs", default="runs", help=argparse.SUPPRESS)
+    pr.add_argument("--jobs", type=int, default=1, help="methods run in parallel worker processes (default 1)")
+    pr.add_argument("--force", action="store_true", help="re-run methods already finished in --out")
+    pr.set_defaults(func=cmd_reproduce)
+
+    pp = sub.add_parser("report", help="re-render report.html / report.md of a run directory")
+    pp.add_argument("run_dir", metavar="RUN_DIR")
+    pp.set_defaults(func=cmd_report)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on bad arguments, 0 on --help
+        return int(exc.code or 0)
+    try:
+        return args.func(args)
+    except UsageError as err:
+        print(f"neurips25: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted; finished methods are saved, re-run the same command to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,34 @@
+"""The reproduction machinery shared by every method; it knows no method.
+
+A method's ``reproduce.py`` declares its claims and one ``run`` function::
+
+    from neurips25.repro import Claim, Outcome, register
+
+    @register("dbcare")
+    def run(scale, seed, out):
+        claim = Claim("c1", statement="...", paper_value="...", criterion="ratio <= 32")
+        ratio = ...                      # measured here
+        claim.judge(ratio <= 32, measured={"ratio": ratio})
+        return Outcome([claim], metrics={...})
+
+``scale`` is a :class:`Scale` (``smoke`` | ``quick`` | ``paper``), ``seed`` an int and ``out`` the
+method's folder in the run directory (figures go to ``out / "figures"``).
+"""
+
+from neurips25.repro.claims import Claim, Outcome, Verdict
+from neurips25.repro.progress import progress
+from neurips25.repro.registry import METHODS, MethodInfo, register
+from neurips25.repro.scale import Scale
+from neurips25.repro.seeding import seed_everything
+
+__all__ = [
+    "Claim",
+    "Outcome",
+    "Verdict",
+    "Scale",
+    "METHODS",
+    "MethodInfo",
+    "register",
+    "progress",
+    "seed_everything",
+]
