@@ -1,0 +1,561 @@
+"""Permutation policies: the order in which an epoch visits the n examples (or clients, or blocks).
+
+Every policy speaks one protocol, the one permutation-based SGD needs (Li, Lyu & Liu, NeurIPS 2025):
+
+- ``next_epoch() -> np.ndarray`` starts epoch q and returns its order pi_q, shape ``(n,)``;
+- ``observe(index, grad)`` is called once per visited unit, in the order of pi_q, with the gradient
+  vector that the SGD step used. Policies whose order does not depend on gradients only validate it.
+
+The three categories of the unified analysis map to the classes below:
+
+========================  ==========================================================  =============
+category                  policies                                                    order error
+========================  ==========================================================  =============
+arbitrary                 :class:`Incremental` (any fixed order), :class:`ShuffleOnce`  O(n)
+independent               :class:`RandomReshuffling`, :class:`FlipFlop`                O(sqrt(n))
+dependent (stale grads)   :class:`GraB`, :class:`PairGraB`                             O~(1)
+========================  ==========================================================  =============
+
+:class:`WithReplacement` is the i.i.d. sampling baseline; its ``next_epoch`` is not a permutation.
+
+Gradients may be numpy arrays or torch tensors (any shape; they are flattened). The balancing state of
+:class:`GraB` / :class:`PairGraB` lives in the library, device and dtype of the first gradient it sees,
+so a CUDA training loop never copies gradients to the host.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "PermutationPolicy",
+    "Incremental",
+    "ShuffleOnce",
+    "RandomReshuffling",
+    "FlipFlop",
+    "WithReplacement",
+    "GraB",
+    "PairGraB",
+]
+
+
+# ---------------------------------------------------------------- small array helpers (numpy | torch)
+
+def _is_torch(x: Any) -> bool:
+    return hasattr(x, "detach") and hasattr(x, "numel")
+
+
+def _flatten(grad: Any, name: str) -> Any:
+    """A 1-D view of ``grad`` (numpy float array or detached torch tensor)."""
+    if _is_torch(grad):
+        return grad.detach().reshape(-1)
+    try:
+        arr = np.asarray(grad, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name}: grad must be a numpy array or torch tensor of numbers, "
+                        f"got {type(grad).__name__}") from err
+    return arr.reshape(-1)
+
+
+def _size(grad: Any) -> int:
+    return int(grad.numel()) if _is_torch(grad) else int(np.size(grad))
+
+
+def _zeros_like(v: Any) -> Any:
+    """A float zero vector in v's library / device; float64 for numpy, v's float dtype for torch."""
+    if _is_torch(v):
+        torch = sys.modules["torch"]
+        dtype = v.dtype if v.dtype.is_floating_point else torch.float32
+        return torch.zeros(v.shape, dtype=dtype, device=v.device)
+    return np.zeros(v.shape, dtype=np.float64)
+
+
+def _like(v: Any, ref: Any) -> Any:
+    """Convert ``v`` to the library / device / dtype of the state vector ``ref``."""
+    if _is_torch(ref):
+        torch = sys.modules["torch"]
+        return torch.as_tensor(v, dtype=ref.dtype, device=ref.device)
+    if _is_torch(v):
+        return v.cpu().numpy()
+    return v
+
+
+def _zero(v: Any) -> None:
+    """Set a numpy array or torch tensor to zero in place."""
+    if _is_torch(v):
+        v.zero_()
+    else:
+        v.fill(0.0)
+
+
+def _check_n(n: Any, owner: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{owner}: n must be an int >= 1, got {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"{owner}: n must be >= 1, got {n}")
+    return int(n)
+
+
+def _check_seed(seed: Any, owner: str) -> None:
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{owner}: seed must be None or an int >= 0, got {seed!r}")
+
+
+# ---------------------------------------------------------------- the protocol
+
+class PermutationPolicy:
+    """Base class of all orderings: validated ``next_epoch`` / ``observe`` bookkeeping.
+
+    Subclasses implement ``_make_order(epoch)`` and, when the order depends on gradients,
+    ``_observe(position, index, vec)`` and ``_end_epoch(observed)``.
+
+    Parameters
+    ----------
+    n : int
+        Number of units permuted each epoch (examples, minibatch blocks or clients), ``n >= 1``.
+    seed : int or None, default None
+        Seeds the policy's own ``numpy.random.Generator``; the same seed gives the same orders.
+
+    Attributes
+    ----------
+    epoch : int
+        Index q of the current epoch (-1 before the first ``next_epoch``).
+    order : np.ndarray of shape (n,)
+        The current epoch's order (read-only).
+    position : int
+        How many units of the current epoch have been observed.
+    """
+
+    #: True when the next order depends on observed gradients (the "dependent" category)
+    uses_gradients: bool = False
+    #: False only for the with-replacement baseline
+    is_permutation: bool = True
+
+    def __init__(self, n: int, seed: int | None = None):
+        name = type(self).__name__
+        self.n = _check_n(n, name)
+        _check_seed(seed, name)
+        self.seed = seed
+        self._rng = np.random.default_rng(seed)
+        self.epoch = -1
+        self._order: np.ndarray | None = None
+        self._pos = 0
+        self._dim: int | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n={self.n}, seed={self.seed})"
+
+    @property
+    def order(self) -> np.ndarray:
+        if self._order is None:
+            raise RuntimeError(f"{type(self).__name__}: no epoch started; call next_epoch() first")
+        return self._order
+
+    @property
+    def position(self) -> int:
+        return self._pos
+
+    def next_epoch(self) -> np.ndarray:
+        """Close the current epoch (if any) and return the next epoch's order, shape ``(n,)``."""
+        if self._order is not None:
+            self._end_epoch(self._pos)
+        self.epoch += 1
+        order = np.asarray(self._make_order(self.epoch), dtype=np.int64)
+        order.setflags(write=False)
+        self._order = order
+        self._pos = 0
+        return order.copy()
+
+    def expected_index(self) -> int:
+        """The unit the next ``observe`` call must report (``order[position]``)."""
+        order = self.order
+        if self._pos >= len(order):
+            raise ValueError(f"{type(self).__name__}: all n={self.n} units of epoch {self.epoch} were "
+                             "already observed; call next_epoch()")
+        return int(order[self._pos])
+
+    def observe(self, index: int, grad: Any) -> None:
+        """Report the gradient used for the step on unit ``index`` (called in epoch order).
+
+        Parameters
+        ----------
+        index : int
+            Must equal ``order[position]``: units are reported once each, in the visiting order.
+        grad : np.ndarray or torch.Tensor, any shape with d elements
+            The gradient of that unit; d must be the same on every call.
+
+        Raises
+        ------
+        ValueError
+            When called out of order, more than n times in an epoch, or with a gradient whose size
+            differs from earlier calls.
+        """
+        name = type(self).__name__
+        expected = self.expected_index()
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            if _is_torch(index) and index.numel() == 1:
+                index = int(index)
+            else:
+                raise TypeError(f"{name}.observe: index must be an int, got {type(index).__name__}")
+        if int(index) != expected:
+            raise ValueError(f"{name}.observe: called out of order; expected index {expected} "
+                             f"(position {self._pos} of epoch {self.epoch}), got {int(index)}")
+        size = _size(grad)
+        if self._dim is None:
+            if size < 1:
+                raise ValueError(f"{name}.observe: grad must have at least one element")
+            self._dim = size
+        elif size != self._dim:
+            raise ValueError(f"{name}.observe: grad has {size} elements but earlier gradients had "
+                             f"{self._dim}; every unit must report a gradient of the same size")
+        if self.uses_gradients:
+            self._observe(self._pos, expected, _flatten(grad, f"{name}.observe"))
+        self._pos += 1
+
+    # hooks ------------------------------------------------------------------------------------
+    def _make_order(self, epoch: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def _observe(self, position: int, index: int, vec: Any) -> None:
+        pass
+
+    def _end_epoch(self, observed: int) -> None:
+        pass
+
+
+class Incremental(PermutationPolicy):
+    """Incremental gradient (IG): the same fixed order every epoch (an "arbitrary" permutation).
+
+    Parameters
+    ----------
+    n : int
+        Number of units.
+    seed : int or None
+        Accepted for a uniform constructor; unused.
+    order : array-like of int, shape (n,), optional
+        The fixed order (default ``0, 1, ..., n-1``). A sorted order of the gradients is the
+        adversarial case whose order error grows linearly in n.
+
+    Examples
+    --------
+    >>> Incremental(4, order=[2, 0, 3, 1]).next_epoch()
+    array([2, 0, 3, 1])
+    """
+
+    def __init__(self, n: int, seed: int | None = None, order: Any = None):
+        super().__init__(n, seed)
+        if order is None:
+            self._fixed = np.arange(self.n, dtype=np.int64)
+        else:
+            fixed = np.asarray(order)
+            if fixed.shape != (self.n,) or not np.issubdtype(fixed.dtype, np.integer) \
+                    or not np.array_equal(np.sort(fixed), np.arange(self.n)):
+                raise ValueError(f"Incremental: order must be a permutation of range({self.n}), "
+                                 f"got shape {fixed.shape} dtype {fixed.dtype}")
+            self._fixed = fixed.astype(np.int64)
+
+    def _make_order(self, epoch: int) -> np.ndarray:
+        return self._fixed
+
+
+class ShuffleOnce(PermutationPolicy):
+    """Shuffle once (SO): one random permutation drawn from ``seed``, reused every epoch.
+
+    Examples
+    --------
+    >>> p = ShuffleOnce(5, seed=0)
+    >>> bool((p.next_epoch() == p.next_epoch()).all())
+    True
+    """
+
+    def __init__(self, n: int, seed: int | None = None):
+        super().__init__(n, seed)
+        self._fixed = self._rng.permutation(self.n)
+
+    def _make_order(self, epoch: int) -> np.ndarray:
+        return self._fixed
+
+
+class RandomReshuffling(PermutationPolicy):
+    """Random reshuffling (RR): a fresh uniformly random permutation every epoch (independent).
+
+    Examples
+    --------
+    >>> sorted(RandomReshuffling(4, seed=1).next_epoch().tolist())
+    [0, 1, 2, 3]
+    """
+
+    def _make_order(self, epoch: int) -> np.ndarray:
+        return self._rng.permutation(self.n)
+
+
+class FlipFlop(PermutationPolicy):
+    """FlipFlop (Rajput, Lee & Papailiopoulos, ICLR 2022): RR on epochs 0, 2, 4, ... and the
+    reverse of the previous epoch's order on epochs 1, 3, 5, ...
+
+    Examples
+    --------
+    >>> p = FlipFlop(4, seed=0)
+    >>> a, b = p.next_epoch(), p.next_epoch()
+    >>> bool((b == a[::-1]).all())
+    True
+    """
+
+    def _make_order(self, epoch: int) -> np.ndarray:
+        if epoch % 2 == 1:
+            return self._order[::-1].copy()
+        return self._rng.permutation(self.n)
+
+
+class WithReplacement(PermutationPolicy):
+    """With-replacement sampling: each "epoch" is n i.i.d. uniform draws (not a permutation).
+
+    The baseline every permutation-based method is compared with; ``observe`` follows the drawn
+    sequence, repeats included.
+    """
+
+    is_permutation = False
+
+    def _make_order(self, epoch: int) -> np.ndarray:
+        return self._rng.integers(0, self.n, size=self.n)
+
+
+class _Balancer(PermutationPolicy):
+    """Shared state of the online balancing reorders (GraB, PairGraB): the next order, filled
+    from both ends ("+" units forward from the left, "-" units backward from the right)."""
+
+    uses_gradients = True
+
+    def __init__(self, n: int, seed: int | None = None, proj_dim: int | None = None):
+        super().__init__(n, seed)
+        if proj_dim is not None and (isinstance(proj_dim, bool) or not isinstance(proj_dim, (int, np.integer))
+                                     or proj_dim < 1):
+            raise ValueError(f"{type(self).__name__}: proj_dim must be None or an int >= 1, got {proj_dim!r}")
+        self.proj_dim = None if proj_dim is None else int(proj_dim)
+        self._proj = None
+        self._ref = None  # a 1-element vector fixing the state's library, device and dtype
+        self._s = None  # running signed sum of the balanced vectors
+        self._next = np.empty(self.n, dtype=np.int64)
+        self._placed = np.zeros(self.n, dtype=bool)
+        self._left, self._right = 0, self.n - 1
+        self._ready = False  # True when _next holds a complete reorder from the last epoch
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n={self.n}, seed={self.seed}, proj_dim={self.proj_dim})"
+
+    def _prepare(self, vec: Any) -> Any:
+        """Bring ``vec`` to the state's library / dtype, then project it when asked."""
+        if self._ref is None:
+            self._ref = _zeros_like(vec[:1])
+        vec = _like(vec, self._ref)
+        if self.proj_dim is None:
+            return vec
+        if self._proj is None:
+            # a fixed Gaussian sketch (Johnson-Lindenstrauss): O(d * proj_dim) memory, drawn once
+            p = self._rng.standard_normal((vec.shape[0], self.proj_dim)) / np.sqrt(self.proj_dim)
+            self._proj = _like(p, _zeros_like(vec))
+        return vec @ self._proj
+
+    def _check_dot(self, dot: float) -> float:
+        if not np.isfinite(dot):
+            raise ValueError(f"{type(self).__name__}.observe: grad contains NaN or inf "
+                             f"(position {self._pos} of epoch {self.epoch})")
+        return dot
+
+    def _place(self, index: int, front: bool) -> None:
+        if front:
+            self._next[self._left] = index
+            self._left += 1
+        else:
+            self._next[self._right] = index
+            self._right -= 1
+        self._placed[index] = True
+
+    def _finish_reorder(self, observed: int) -> None:
+        """Complete ``_next`` at the end of an epoch; units never observed go to the middle."""
+        if observed == 0:
+            if self.epoch >= 0:
+                warnings.warn(f"{type(self).__name__}: no gradients were observed in epoch {self.epoch}; "
+                              "the next epoch falls back to a random reshuffle", RuntimeWarning, stacklevel=3)
+            self._ready = False
+        else:
+            if observed < self.n:
+                warnings.warn(f"{type(self).__name__}: only {observed} of {self.n} gradients were "
+                              f"observed in epoch {self.epoch} (drop_last=True or an early break?); the "
+                              "rest keep their visiting order in the middle of the next epoch",
+                              RuntimeWarning, stacklevel=3)
+                missing = [i for i in self._order if not self._placed[i]]
+                self._next[self._left:self._left + len(missing)] = missing
+            self._ready = True
+        self._placed[:] = False
+        self._left, self._right = 0, self.n - 1
+
+    def _make_order(self, epoch: int) -> np.ndarray:
+        if not self._ready:  # first epoch (or nothing observed): a random permutation
+            return self._rng.permutation(self.n)
+        return self._next.copy()
+
+
+class GraB(_Balancer):
+    r"""GraB: online Gradient Balancing (Lu, Guo & De Sa, NeurIPS 2022), a *dependent* permutation.
+
+    While epoch q runs, each example's gradient g_i (the one its SGD step used) is centred by the
+    **stale** mean m_{q-1} of epoch q-1, c_i = g_i - m_{q-1}, and given a sign by a balancing walk on
+    the running sum s:
+
+    - deterministic: eps = +1 if ||s + c|| <= ||s - c|| (i.e. <s, c> <= 0), else -1;
+    - probabilistic (self-balancing walk, Alweiss, Liu & Sawhney 2021):
+      P(eps = +1) = 1/2 - <s, c> / (2 c R^2), with R the largest ||c|| seen this epoch.
+
+    s <- s + eps c. The order of epoch q+1 is the "+" examples in visiting order followed by the
+    "-" examples in reverse visiting order (the Harvey & Samadi reordering), whose prefix sums are
+    bounded by the walk's: order error phi_{q+1} <= (phi_q + max_k ||s_k||) / 2, the dependent
+    recursion of the unified analysis.
+
+    Parameters
+    ----------
+    n : int
+        Number of units.
+    seed : int or None
+        Seeds the first (random) epoch, the probabilistic signs and the projection.
+    balance : {"deterministic", "probabilistic"}, default "deterministic"
+    c : float, default 0.5
+        Threshold of the probabilistic walk, relative to R^2. The theory's c = O(log(n / delta))
+        (Alweiss et al.) makes the walk close to random for n below a few thousand; the reference
+        code's fixed divisor of 60 applies to unnormalised gradients.
+    proj_dim : int or None
+        Balance a random Gaussian projection of dimension ``proj_dim`` instead of the full gradient
+        (O(d * proj_dim) memory for the projection matrix).
+
+    Notes
+    -----
+    Extra memory is O(d): the stale mean, the mean being accumulated and s (three d-vectors), plus
+    the order arrays; no n x d buffer. The first epoch is a random permutation; as in the reference
+    implementation, its balance uses m = 0 because no stale mean exists yet.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> G = np.random.default_rng(0).normal(size=(64, 8))
+    >>> p = GraB(64, seed=0)
+    >>> for _ in range(2):
+    ...     order = p.next_epoch()
+    ...     for i in order:
+    ...         p.observe(int(i), G[i])
+    >>> sorted(p.next_epoch().tolist()) == list(range(64))
+    True
+    """
+
+    def __init__(self, n: int, seed: int | None = None, balance: str = "deterministic", c: float = 0.5,
+                 proj_dim: int | None = None):
+        super().__init__(n, seed, proj_dim)
+        if balance not in ("deterministic", "probabilistic"):
+            raise ValueError(f"GraB: balance must be 'deterministic' or 'probabilistic', got {balance!r}")
+        if not isinstance(c, (int, float)) or isinstance(c, bool) or not c > 0:
+            raise ValueError(f"GraB: c must be a float > 0, got {c!r}")
+        self.balance = balance
+        self.c = float(c)
+        self._m = None  # stale mean of the previous epoch
+        self._acc = None  # sum of this epoch's gradients (next epoch's stale mean)
+        self._r2 = 0.0
+
+    def __repr__(self) -> str:
+        return (f"GraB(n={self.n}, seed={self.seed}, balance={self.balance!r}, c={self.c}, "
+                f"proj_dim={self.proj_dim})")
+
+    def _observe(self, position: int, index: int, vec: Any) -> None:
+        g = self._prepare(vec)
+        if self._s is None:
+            self._s, self._acc, self._m = _zeros_like(g), _zeros_like(g), _zeros_like(g)
+        self._acc += g
+        # c_i = g_i - m_{q-1}: the stale mean, never the running mean of the current epoch
+        c = g - self._m
+        dot = self._check_dot(float(self._s @ c))
+        if self.balance == "deterministic":
+            plus = dot <= 0.0  # ||s + c||^2 - ||s - c||^2 = 4 <s, c>
+        else:
+            self._r2 = max(self._r2, float(c @ c))
+            p_plus = 0.5 - dot / (2.0 * self.c * self._r2) if self._r2 > 0 else 0.5
+            plus = bool(self._rng.random() < min(1.0, max(0.0, p_plus)))
+        if plus:
+            self._s += c
+        else:
+            self._s -= c
+        self._place(index, front=plus)
+
+    def _end_epoch(self, observed: int) -> None:
+        if observed > 0:
+            self._m = self._acc / observed
+            _zero(self._acc)
+            _zero(self._s)
+        self._r2 = 0.0
+        self._finish_reorder(observed)
+
+
+class PairGraB(_Balancer):
+    r"""PairGraB / PairBalance (Cooper et al., CD-GraB, NeurIPS 2023): balance differences of
+    consecutive pairs, so no stale mean is needed.
+
+    For each consecutive pair (a, b) of the epoch's order, d = g_a - g_b gets a sign from the
+    deterministic walk (eps = +1 iff <s, d> <= 0); with eps = +1, a goes to the front and b to the
+    back of the next order, otherwise the reverse. With n odd the last unit takes the middle slot.
+
+    Parameters
+    ----------
+    n, seed, proj_dim
+        As in :class:`GraB`.
+
+    Notes
+    -----
+    Extra memory is O(d): s and the cached first gradient of the pending pair. The first epoch is a
+    random permutation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> G = np.random.default_rng(0).normal(size=(10, 3))
+    >>> p = PairGraB(10, seed=0)
+    >>> for i in p.next_epoch():
+    ...     p.observe(int(i), G[i])
+    >>> sorted(p.next_epoch().tolist()) == list(range(10))
+    True
+    """
+
+    def __init__(self, n: int, seed: int | None = None, proj_dim: int | None = None):
+        super().__init__(n, seed, proj_dim)
+        self._cache = None
+        self._cache_index = -1
+
+    def _observe(self, position: int, index: int, vec: Any) -> None:
+        g = self._prepare(vec)
+        if self._s is None:
+            self._s, self._cache = _zeros_like(g), _zeros_like(g)
+        if position % 2 == 0:
+            if position == self.n - 1:  # odd n: the unpaired last unit takes the middle slot
+                self._place(index, front=True)
+                return
+            self._cache[:] = g  # copy: callers may reuse their gradient buffer
+            self._cache_index = index
+            return
+        d = self._cache - g
+        dot = self._check_dot(float(self._s @ d))
+        first_front = dot <= 0.0
+        if first_front:
+            self._s += d
+        else:
+            self._s -= d
+        self._place(self._cache_index, front=first_front)
+        self._place(index, front=not first_front)
+        self._cache_index = -1
+
+    def _end_epoch(self, observed: int) -> None:
+        if self._s is not None:
+            _zero(self._s)
+        self._cache_index = -1  # a pending unpaired unit is placed in the middle by _finish_reorder
+        self._finish_reorder(observed)
