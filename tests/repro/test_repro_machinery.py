@@ -1,0 +1,169 @@
+"""The reproduction machinery: claims, registry laziness, atomic writes, resume, report, CLI."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neurips25.cli import main
+from neurips25.repro import Claim, Outcome, Scale, Verdict, register
+from neurips25.repro.registry import METHODS, unregister
+from neurips25.repro.report import render_report
+from neurips25.repro.runner import run_methods
+from neurips25.repro.store import RunDir, atomic_write_json
+
+
+def test_claim_judge_sets_verdict_and_jsonable_measurement():
+    c = Claim("c1", "x is small", "x < 1")
+    assert c.verdict is Verdict.PENDING
+    c.judge(True, {"x": np.float64(0.5), "arr": np.arange(3), "bad": float("nan")})
+    assert c.verdict is Verdict.REPRODUCED
+    d = c.to_dict()
+    json.dumps(d)  # must be serialisable
+    assert d["measured"] == {"x": 0.5, "arr": [0, 1, 2], "bad": "nan"}
+    assert Claim("c", "s", "k").judge(False).verdict is Verdict.NOT_REPRODUCED
+    assert Claim("c", "s", "k").judge(None).verdict is Verdict.INCONCLUSIVE
+    assert Claim.from_dict(d).verdict is Verdict.REPRODUCED
+
+
+def test_outcome_rejects_duplicate_ids_and_non_claims():
+    with pytest.raises(ValueError, match="unique"):
+        Outcome([Claim("a", "", ""), Claim("a", "", "")])
+    with pytest.raises(TypeError):
+        Outcome(["not a claim"])
+
+
+def test_scale_pick_and_parse():
+    assert Scale.SMOKE.pick(1, 2, 3) == 1 and Scale.QUICK.pick(1, 2) == 2 and Scale.PAPER.pick(1, 2) == 2
+    with pytest.raises(ValueError, match="scale must be one of"):
+        Scale.parse("huge")
+
+
+def test_listing_imports_no_torch_and_no_method():
+    code = ("import sys, io, contextlib; from neurips25.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()): main(['list'])\n"
+            "heavy = [m for m in sys.modules if m.split('.')[0] in ('torch', 'torch_geometric', 'transformers')]\n"
+            "methods = [m for m in sys.modules if m.startswith('neurips25.') and "
+            "not m.startswith(('neurips25.repro', 'neurips25.cli', 'neurips25.extras'))]\n"
+            "print(heavy, methods)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] []"
+
+
+def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):
+    p = tmp_path / "r.json"
+    atomic_write_json(p, {"v": 1})
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        atomic_write_json(p, {"v": 2})
+    assert json.loads(p.read_text()) == {"v": 1}
+    assert [f.name for f in tmp_path.iterdir()] == ["r.json"]  # no temporary left behind
+
+
+@pytest.fixture
+def fake_methods(tmp_path):
+    """Two fake methods: one that succeeds (counting its runs), one that crashes on its first run."""
+    state = tmp_path / "state"
+    state.mkdir()
+
+    @register("fake_ok", title="Fake OK method")
+    def run_ok(scale, seed, out):
+        (state / f"ok_{len(list(state.iterdir()))}").touch()
+        from matplotlib.figure import Figure
+
+        fig = Figure()
+        fig.add_subplot().plot([0, 1], [seed, seed])
+        fig.savefig(out / "figures" / "line.png")
+        c = Claim("c1", "the fake holds", "seed >= 0", paper_value="1.0")
+        return Outcome([c.judge(seed >= 0, {"seed": seed, "scale": str(scale)})], metrics={"x": np.ones(2)})
+
+    @register("fake_crash", title="Fake crashing method")
+    def run_crash(scale, seed, out):
+        flag = state / "crashed_once"
+        if not flag.exists():
+            flag.touch()
+            raise RuntimeError("simulated crash")
+        return [Claim("c1", "recovers", "runs twice").judge(True, 1)]
+
+    yield state
+    unregister("fake_ok")
+    unregister("fake_crash")
+    assert "fake_ok" not in METHODS
+
+
+def test_crash_is_isolated_and_resume_skips_finished(tmp_path, fake_methods):
+    out = tmp_path / "run"
+    lines = []
+    res = run_methods(["fake_ok", "fake_crash"], scale="smoke", seed=3, out=out, echo=lines.append)
+    assert res["fake_ok"]["status"] == "ok" and res["fake_crash"]["status"] == "error"
+    assert "simulated crash" in (out / "fake_crash" / "log.txt").read_text()
+    assert "RuntimeError: simulated crash" == res["fake_crash"]["error"]
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["scale"] == "smoke" and cfg["seed"] == 3
+    env = json.loads((out / "environment.json").read_text())
+    assert "numpy" in env["packages"] and env["cpu_count"] >= 1
+
+    res2 = run_methods(["fake_ok", "fake_crash"], scale="smoke", seed=3, out=out, echo=lines.append)
+    assert res2["fake_crash"]["status"] == "ok"  # the crashed method re-ran
+    assert len([p for p in fake_methods.iterdir() if p.name.startswith("ok_")]) == 1  # the finished one did not
+    assert any("already finished" in line for line in lines)
+
+    run_methods(["fake_ok"], scale="smoke", seed=3, out=out, force=True, echo=lines.append)
+    assert len([p for p in fake_methods.iterdir() if p.name.startswith("ok_")]) == 2
+    with pytest.raises(ValueError, match="scale=smoke seed=3"):
+        run_methods(["fake_ok"], scale="quick", seed=3, out=out, echo=lines.append)
+
+
+def test_parallel_jobs(tmp_path, fake_methods):
+    res = run_methods(["fake_ok", "fake_crash"], scale="smoke", seed=0, out=tmp_path / "p", jobs=2,
+                      echo=lambda s: None)
+    assert {k: v["status"] for k, v in res.items()} == {"fake_ok": "ok", "fake_crash": "error"}
+
+
+def test_report_renders_claims_and_embeds_figures(tmp_path, fake_methods):
+    out = tmp_path / "run"
+    run_methods(["fake_ok", "fake_crash"], scale="smoke", seed=0, out=out, echo=lambda s: None)
+    md, page = render_report(out)
+    html = page.read_text()
+    assert "the fake holds" in html and "data:image/png;base64," in html and "simulated crash" in html
+    text = md.read_text()
+    assert "| fake_ok | c1: the fake holds | 1.0 | seed=0, scale=smoke | reproduced |" in text
+    assert "error" in text
+    assert RunDir(out).finished("fake_ok") and not RunDir(out).finished("fake_crash")
+
+
+def test_cli_exit_codes(tmp_path, fake_methods, capsys):
+    assert main(["reproduce", "fake_ok", "--scale", "smoke", "--out", str(tmp_path / "a")]) == 0
+    assert "report:" in capsys.readouterr().out
+    assert main(["reproduce", "fake_crash", "--scale", "smoke", "--out", str(tmp_path / "b")]) == 1
+    assert main(["reproduce", "dbcar", "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown method 'dbcar'" in err and "Did you mean 'dbcare'" in err and "rspool" in err
+    assert main(["reproduce", "--scale", "huge"]) == 2
+    assert main(["reproduce", "fake_ok", "--seed", "-1"]) == 2
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert main(["report", str(tmp_path / "a")]) == 0
+    assert (Path(tmp_path / "a") / "report.html").is_file()
+
+
+def test_cli_list_shows_all_methods(capsys):
+    assert main(["list", "--runs", "/nonexistent"]) == 0
+    out = capsys.readouterr().out
+    for slug in ("dbcare", "rspool", "shoefit", "perm_sgd", "eva"):
+        assert slug in out
+    assert len([s for s in METHODS if not s.startswith("fake")]) == 19
+
+
+def test_missing_extra_error_names_the_extra():
+    from neurips25.extras import require
+
+    with pytest.raises(ImportError, match=r'pip install "neurips25\[graph\]"'):
+        require("surely_not_a_module_xyz", "graph")
