@@ -46,7 +46,7 @@ from neurips25.sliced_wasserstein.data import (
     load_nhanes_bp,
 )
 from neurips25.sliced_wasserstein.fpca import SlicedWassersteinFPCA
-from neurips25.sliced_wasserstein.inversion import slices_to_samples
+from neurips25.sliced_wasserstein.inversion import slices_to_density, slices_to_samples
 from neurips25.sliced_wasserstein.radon import iradon_fbp, radon_density, ramp_filter
 from neurips25.sliced_wasserstein.slicing import (
     directions,
@@ -69,6 +69,7 @@ __all__ = [
     "iradon_fbp",
     "ramp_filter",
     "slices_to_samples",
+    "slices_to_density",
     "load_nhanes_bp",
     "gaussian_family",
     "gaussian_slice_quantiles",

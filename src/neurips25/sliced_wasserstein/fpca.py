@@ -24,28 +24,27 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from neurips25.sliced_wasserstein.inversion import slices_to_samples
-from neurips25.sliced_wasserstein.radon import FILTERS, iradon_fbp
+from neurips25.sliced_wasserstein.inversion import slices_to_density, slices_to_samples
 from neurips25.sliced_wasserstein.slicing import (
-    angles_of,
     as_distribution,
     check_bandwidth,
     directions,
     quantile_levels,
     sliced_quantiles,
 )
-from neurips25.sliced_wasserstein.transforms import get_transform, quantiles_to_densities
+from neurips25.sliced_wasserstein.transforms import get_transform
 
 OUTPUTS = ("quantiles", "density", "samples")
 
 
-def read_distributions(X, name: str = "X") -> tuple[list[np.ndarray], int | None]:
+def read_distributions(X, name: str = "X", n_columns: int | None = None,
+                       owner: str = "the estimator") -> tuple[list[np.ndarray], int | None]:
     """Read ``X`` as a list of ``(N_i, d)`` float arrays.
 
     Accepted: a list/tuple of sample arrays (ragged allowed; a 1-D element is a univariate sample), a
     3-D array ``(n, N, d)``, or a 2-D array ``(n, N)`` read as ``n`` univariate distributions of ``N``
     points each (the scikit-learn table convention). Returns the list and, for a 2-D table, its column
-    count (``None`` otherwise).
+    count (``None`` otherwise). ``n_columns``: the width a table must have (set when fitted on a table).
     """
     if isinstance(X, (list, tuple)):
         try:
@@ -63,13 +62,18 @@ def read_distributions(X, name: str = "X") -> tuple[list[np.ndarray], int | None
                                      "all distributions must live in the same R^d")
             return dists, None
         X = arr
-    if getattr(X, "ndim", None) == 3 or (not hasattr(X, "ndim") and np.ndim(X) == 3):
+    if getattr(X, "ndim", None) == 3:
         arr = np.asarray(X, dtype=float)
         if arr.shape[0] < 1:
             raise ValueError(f"`{name}` must hold at least one distribution, got shape {arr.shape}")
         return [as_distribution(x, f"{name}[{i}]") for i, x in enumerate(arr)], None
     # the table convention: scikit-learn's own checks give the standard messages (sparse, NaN, dtype, 1-D)
     arr = check_array(X, dtype=np.float64, ensure_min_samples=1, ensure_min_features=1, input_name=name)
+    if n_columns is not None and arr.shape[1] != n_columns:
+        # a table keeps its width, as scikit-learn expects; lists of arrays may use any N_i
+        raise ValueError(f"X has {arr.shape[1]} features, but {owner} is expecting {n_columns} features "
+                         "as input (pass a list of arrays to transform distributions with another number "
+                         "of points)")
     if arr.shape[1] < 2:
         raise ValueError(f"each distribution in `{name}` needs at least 2 points, got n_features = "
                          f"{arr.shape[1]} (a 2-D `{name}` holds one univariate distribution per row)")
@@ -126,7 +130,8 @@ class SlicedWassersteinFPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     Notes
     -----
     *Input*: a list of ``(N_i, d)`` arrays, a 3-D array ``(n, N, d)`` or a 2-D table ``(n, N)`` of
-    univariate distributions (one per row). With tables, a later ``transform`` may use another ``N``.
+    univariate distributions (one per row). A model fitted on a table expects tables of the same width
+    later (scikit-learn's rule); lists of arrays may always hold any ``N_i``.
 
     *Reconstructed* (the paper's full text was not available): the LQD per-slice transform with the
     median as location, the weighting of location against shape, the KDE slice estimator, and the
@@ -169,7 +174,8 @@ class SlicedWassersteinFPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         get_transform(self.slice_transform)
 
     def _read(self, X, reset: bool) -> list[np.ndarray]:
-        dists, n_cols = read_distributions(X)
+        dists, n_cols = read_distributions(
+            X, n_columns=None if reset else getattr(self, "n_features_in_", None), owner=type(self).__name__)
         if reset:
             if n_cols is not None:
                 self.n_features_in_ = n_cols
@@ -285,36 +291,18 @@ class SlicedWassersteinFPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         return np.asarray(x, dtype=float), np.asarray(y, dtype=float)
 
     def slices_to_density(self, Q, grid=None, filter: str = "ramp") -> np.ndarray:
-        """2-D densities on a grid from slice quantiles ``Q`` (n, J, M) by filtered back-projection.
+        """2-D densities (n, Gy, Gx) on ``grid`` (default :attr:`grid_`) from slice quantiles (n, J, M).
 
-        Each slice becomes a density on a t-grid (:func:`quantiles_to_densities`) that covers both the
-        image and the slice; the sinogram is inverted by :func:`iradon_fbp`, clipped at 0 and
-        renormalised. Returns (n, Gy, Gx) on ``grid`` (default :attr:`grid_`).
+        Filtered back-projection through :func:`~neurips25.sliced_wasserstein.inversion.slices_to_density`.
         """
         check_is_fitted(self)
         if self.dim_ != 2:
             raise ValueError(f"`output`='density' needs d = 2 (filtered back-projection), got "
                              f"d = {self.dim_}; use output='samples'")
-        if filter not in FILTERS:
-            raise ValueError(f"`filter` must be one of {tuple(FILTERS)}, got {filter!r}")
         xg, yg = self._resolve_grid(grid)
         Q = np.asarray(Q, dtype=float)
-        thetas = angles_of(self.directions_)
-        # the direction (cos a, sin a) equals directions_ up to sign; for a = angle mod pi it is exact
-        centre = np.array([0.5 * (xg[0] + xg[-1]), 0.5 * (yg[0] + yg[-1])])
-        tau = min(xg[1] - xg[0], yg[1] - yg[0])
-        half_diag = 0.5 * np.hypot(xg[-1] - xg[0], yg[-1] - yg[0])
-        c0 = self.directions_ @ centre  # (J,)
-        reach = np.max(np.abs(Q[:, :, [0, -1]] - c0[None, :, None]))
-        half = min(max(half_diag, reach), 4.0 * half_diag) + 2 * tau
-        n_half = int(np.ceil(half / tau))
-        s = tau * np.arange(-n_half, n_half + 1)
-        t_grid = c0[:, None] + s[None, :]  # (J, K): one window per direction around the grid centre
-        out = np.empty((Q.shape[0], yg.size, xg.size))
-        for i in range(Q.shape[0]):
-            sino = quantiles_to_densities(Q[i], self.quantile_levels_, t_grid)
-            out[i] = iradon_fbp(sino, thetas, t_grid, xg, yg, filter=filter)
-        return out
+        return np.stack([slices_to_density(q, self.directions_, self.quantile_levels_, xg, yg, filter=filter)
+                         for q in Q])
 
     def inverse_transform(self, X, output: str = "quantiles", grid=None, filter: str = "ramp",
                           n_points: int = 1000):
