@@ -1,0 +1,452 @@
+"""Reproduction of the unified analysis of permutation-based SGD (Li, Lyu & Liu, NeurIPS 2025).
+
+The paper is theoretical; its framework must recover the known rates of each permutation category.
+Four experiments check those rates and the mechanism (criteria fixed in issue 5 before any run):
+
+(a) order error vs n on herding toy vectors (GraB's Fig. 1 analogue)           -> c1
+(b) L2 logistic regression on digits, F - F* vs n at fixed epochs (PL rates)  -> c2
+(c) a one-hidden-layer MLP on digits through the PyTorch sampler (nonconvex)  -> c3
+(d) FedAvg on 20 label-skewed clients, 4 per round, client permutations       -> c4, c5
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import numpy as np
+
+from neurips25.perm_sgd.data import (
+    herding_vectors,
+    label_skew_split,
+    load_binary,
+    load_digits_multiclass,
+    sorted_order,
+)
+from neurips25.perm_sgd.federated import RegularizedParticipation, UniformParticipation, fedavg
+from neurips25.perm_sgd.orderings import (
+    FlipFlop,
+    GraB,
+    Incremental,
+    PairGraB,
+    RandomReshuffling,
+    ShuffleOnce,
+)
+from neurips25.perm_sgd.problems import L2LogisticRegression, SoftmaxRegression
+from neurips25.perm_sgd.sgd import order_error, permuted_sgd
+from neurips25.perm_sgd.theory import fit_dependence
+from neurips25.repro import Claim, Outcome, Scale, progress, register
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """All knobs of the experiments; ``smoke`` / ``quick`` / ``paper`` are three instances."""
+
+    # (a) herding toy
+    toy_ns: tuple[int, ...]
+    toy_dim: int
+    toy_seeds: int
+    toy_epochs: int  # balancing epochs on the fixed vectors (each halves the old order's part)
+    # (b) PL rates
+    pl_datasets: tuple[str, ...]
+    pl_ns: tuple[int, ...]
+    pl_epochs: tuple[int, ...]
+    pl_seeds: int
+    pl_alpha: float
+    pl_c: float  # eta = c * log(nK) / (mu n K), the theory's schedule
+    # (c) nonconvex MLP
+    mlp_epochs: int
+    mlp_seeds: int
+    mlp_lrs: tuple[float, ...]
+    mlp_hidden: int
+    mlp_batch: int
+    mlp_n: int
+    # (d) federated
+    fl_rounds: int
+    fl_seeds: int
+    fl_clients: int
+    fl_per_round: int
+    fl_local_steps: int
+    fl_lr: float
+    fl_alpha: float
+
+
+SCALES = {
+    Scale.SMOKE: Config(toy_ns=(128, 256, 512), toy_dim=64, toy_seeds=1, toy_epochs=6,
+                        pl_datasets=("digits",), pl_ns=(64, 128), pl_epochs=(8,), pl_seeds=1, pl_alpha=0.1,
+                        pl_c=2.0, mlp_epochs=1, mlp_seeds=1, mlp_lrs=(0.1,), mlp_hidden=16, mlp_batch=16,
+                        mlp_n=128, fl_rounds=10, fl_seeds=1, fl_clients=20, fl_per_round=4, fl_local_steps=5,
+                        fl_lr=0.1, fl_alpha=1e-3),
+    Scale.QUICK: Config(toy_ns=tuple(2 ** k for k in range(8, 15)), toy_dim=128, toy_seeds=3, toy_epochs=12,
+                        pl_datasets=("digits",), pl_ns=(128, 256, 512, 1024), pl_epochs=(16, 32), pl_seeds=5,
+                        pl_alpha=0.1, pl_c=2.0, mlp_epochs=10, mlp_seeds=5, mlp_lrs=(0.05, 0.1, 0.2),
+                        mlp_hidden=32, mlp_batch=16, mlp_n=1797, fl_rounds=30, fl_seeds=5, fl_clients=20,
+                        fl_per_round=4, fl_local_steps=5, fl_lr=0.1, fl_alpha=1e-3),
+    Scale.PAPER: Config(toy_ns=tuple(2 ** k for k in range(8, 15)), toy_dim=128, toy_seeds=5, toy_epochs=14,
+                        pl_datasets=("digits", "breast_cancer"), pl_ns=(64, 128, 256, 512, 1024),
+                        pl_epochs=(16, 32, 64), pl_seeds=5, pl_alpha=0.1, pl_c=2.0, mlp_epochs=30,
+                        mlp_seeds=5, mlp_lrs=(0.02, 0.05, 0.1, 0.2), mlp_hidden=32, mlp_batch=16, mlp_n=1797,
+                        fl_rounds=100, fl_seeds=5, fl_clients=20, fl_per_round=4, fl_local_steps=5, fl_lr=0.1,
+                        fl_alpha=1e-3),
+}
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log y against log x."""
+    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
+
+
+# ---------------------------------------------------------------- (a) order error vs n
+
+def balanced_order(policy, V: np.ndarray, epochs: int) -> tuple[np.ndarray, list[float]]:
+    """Run a dependent policy on fixed vectors; return its final order and phi per epoch."""
+    phis = []
+    for _ in range(epochs):
+        order = policy.next_epoch()
+        phis.append(order_error(V, order))
+        for i in order:
+            policy.observe(int(i), V[i])
+    order = policy.next_epoch()
+    phis.append(order_error(V, order))
+    return order, phis
+
+
+def experiment_order_error(cfg: Config, seed: int) -> dict:
+    phi = {k: np.zeros((cfg.toy_seeds, len(cfg.toy_ns))) for k in ("IG (sorted)", "RR", "GraB", "PairGraB")}
+    grab_trace = []
+    for s in range(cfg.toy_seeds):
+        for j, n in enumerate(progress(cfg.toy_ns, desc=f"(a) order error, seed {s}")):
+            V = herding_vectors(n, cfg.toy_dim, seed=seed * 1000 + s)
+            phi["IG (sorted)"][s, j] = order_error(V, sorted_order(V))
+            phi["RR"][s, j] = order_error(V, RandomReshuffling(n, seed=seed * 1000 + s).next_epoch())
+            order, trace = balanced_order(GraB(n, seed=seed * 1000 + s), V, cfg.toy_epochs)
+            phi["GraB"][s, j] = order_error(V, order)
+            if j == len(cfg.toy_ns) - 1:
+                grab_trace.append(trace)
+            order, _ = balanced_order(PairGraB(n, seed=seed * 1000 + s), V, cfg.toy_epochs)
+            phi["PairGraB"][s, j] = order_error(V, order)
+    med = {k: np.median(v, axis=0) for k, v in phi.items()}
+    slopes = {k: loglog_slope(cfg.toy_ns, v) for k, v in med.items()}
+    # the dependent recursion on fixed vectors (no drift): phi_q ~ A phi_{q-1} + C
+    trace = np.array(grab_trace)
+    fit = fit_dependence(trace, np.zeros_like(trace))
+    return {"ns": list(cfg.toy_ns), "median_phi": {k: v.tolist() for k, v in med.items()}, "slopes": slopes,
+            "grab_trace": trace.tolist(), "grab_toy_fit": fit._asdict()}
+
+
+# ---------------------------------------------------------------- (b) PL rates
+
+def make_policy(name: str, n: int, seed: int, prob=None):
+    if name == "IG":
+        # incremental gradient in an adversarial fixed order: all of one label, then the other
+        return Incremental(n, order=np.argsort(prob.y, kind="stable"))
+    return {"SO": ShuffleOnce, "RR": RandomReshuffling, "FlipFlop": FlipFlop, "GraB": GraB,
+            "PairGraB": PairGraB}[name](n, seed=seed)
+
+
+PL_METHODS = ("IG", "RR", "GraB")
+
+
+def experiment_pl(cfg: Config, seed: int) -> dict:
+    out = {}
+    curves = {}
+    for ds in cfg.pl_datasets:
+        X, y = load_binary(ds)
+        err = {m: np.full((len(cfg.pl_epochs), len(cfg.pl_ns), cfg.pl_seeds), np.nan) for m in PL_METHODS}
+        for s in progress(range(cfg.pl_seeds), desc=f"(b) PL rates on {ds}", total=cfg.pl_seeds):
+            rng = np.random.default_rng(seed * 1000 + s)
+            for j, n in enumerate(cfg.pl_ns):
+                idx = rng.choice(len(y), size=min(n, len(y)), replace=False)
+                prob = L2LogisticRegression(X[idx], y[idx], alpha=cfg.pl_alpha)
+                f_star = prob.loss(prob.solve())
+                for a, K in enumerate(cfg.pl_epochs):
+                    eta = min(1.0 / prob.L, cfg.pl_c * np.log(n * K) / (prob.mu * n * K))
+                    for m in PL_METHODS:
+                        trace = []
+                        want_curve = s == 0 and j == len(cfg.pl_ns) - 1 and a == len(cfg.pl_epochs) - 1
+                        cb = None
+                        if want_curve:
+                            def cb(q, x, _p=prob, _t=trace, _f=f_star):
+                                _t.append(_p.loss(x) - _f)
+                        x = permuted_sgd(prob.grad_i, np.zeros(prob.dim), n, K, eta,
+                                         make_policy(m, n, seed * 1000 + s, prob), callback=cb)
+                        err[m][a, j, s] = max(prob.loss(x) - f_star, 1e-16)
+                        if want_curve:
+                            curves[f"{ds}/{m}"] = trace
+        med = {m: np.median(v, axis=2) for m, v in err.items()}  # (epochs, ns)
+        K = cfg.pl_epochs[-1]
+        logsq = np.log(np.asarray(cfg.pl_ns, float) * K) ** 2
+        out[ds] = {
+            "median_err": {m: v.tolist() for m, v in med.items()},
+            "slopes_log_corrected": {m: loglog_slope(cfg.pl_ns, med[m][-1] / logsq) for m in PL_METHODS},
+            "slopes_raw": {m: loglog_slope(cfg.pl_ns, med[m][-1]) for m in PL_METHODS},
+            "ordered_every_setting": bool(np.all(med["GraB"] <= med["RR"])
+                                          and np.all(med["RR"] <= med["IG"])),
+        }
+    return {"datasets": out, "curves": curves, "ns": list(cfg.pl_ns), "epochs": list(cfg.pl_epochs)}
+
+
+# ---------------------------------------------------------------- (c) nonconvex MLP through the sampler
+
+def train_mlp(cfg: Config, method: str, lr: float, seed: int, X, y) -> tuple[float, int]:
+    """Train the MLP with ``method``'s order; return the final full training loss and GraB's state bytes."""
+    import torch
+    from torch.utils.data import BatchSampler
+
+    from neurips25.perm_sgd.sampler import GradientBalancer, PermutationSampler
+
+    torch.manual_seed(seed)
+    n = X.shape[0]
+    model = torch.nn.Sequential(torch.nn.Linear(X.shape[1], cfg.mlp_hidden), torch.nn.Tanh(),
+                                torch.nn.Linear(cfg.mlp_hidden, 10))
+    policy = make_policy(method, n, seed)
+    batches = BatchSampler(PermutationSampler(policy), cfg.mlp_batch, drop_last=False)
+    balancer = GradientBalancer(policy, model) if policy.uses_gradients else None
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    loss_fn = torch.nn.functional.cross_entropy
+    for _ in range(cfg.mlp_epochs):
+        for idx in batches:
+            opt.zero_grad()
+            if balancer is not None:
+                balancer.backward(loss_fn, X[idx], y[idx])  # per-example gradients -> GraB, mean -> .grad
+            else:
+                loss_fn(model(X[idx]), y[idx]).backward()
+            opt.step()
+    with torch.no_grad():
+        final = float(loss_fn(model(X), y))
+    state = 0
+    if method in ("GraB", "PairGraB"):
+        state = sum(v.numel() * v.element_size() for v in (policy._s, getattr(policy, "_m", None),
+                                                           getattr(policy, "_acc", None),
+                                                           getattr(policy, "_cache", None)) if v is not None)
+    return final if np.isfinite(final) else float("inf"), state
+
+
+MLP_METHODS = ("SO", "RR", "GraB")
+
+
+def experiment_mlp(cfg: Config, seed: int) -> dict:
+    import torch
+    from sklearn.datasets import load_digits
+
+    Xn, yn = load_digits(return_X_y=True)
+    Xn = (Xn - Xn.mean(0)) / np.where(Xn.std(0) > 0, Xn.std(0), 1.0)
+    sub = np.random.default_rng(seed).permutation(len(yn))[: cfg.mlp_n]
+    X = torch.tensor(Xn[sub], dtype=torch.float32)
+    y = torch.tensor(yn[sub], dtype=torch.long)
+    torch.set_num_threads(1)
+    loss = {m: np.zeros((len(cfg.mlp_lrs), cfg.mlp_seeds)) for m in MLP_METHODS}
+    secs = {m: 0.0 for m in MLP_METHODS}
+    state_bytes = 0
+    for m in MLP_METHODS:
+        for a, lr in enumerate(cfg.mlp_lrs):
+            for s in progress(range(cfg.mlp_seeds), desc=f"(c) MLP {m} lr={lr}", total=cfg.mlp_seeds):
+                t0 = time.perf_counter()
+                loss[m][a, s], b = train_mlp(cfg, m, lr, seed * 1000 + s, X, y)
+                secs[m] += time.perf_counter() - t0
+                state_bytes = max(state_bytes, b)
+    # per-method tuned lr: the grid point with the lowest median final loss
+    best = {m: int(np.argmin(np.median(loss[m], axis=1))) for m in MLP_METHODS}
+    med = {m: float(np.median(loss[m][best[m]])) for m in MLP_METHODS}
+    n_params = X.shape[1] * cfg.mlp_hidden + cfg.mlp_hidden + cfg.mlp_hidden * 10 + 10
+    return {"median_loss": med, "best_lr": {m: cfg.mlp_lrs[best[m]] for m in MLP_METHODS},
+            "loss_grid": {m: v.tolist() for m, v in loss.items()}, "seconds": secs,
+            "grab_state_bytes": state_bytes, "n_params": n_params, "n": int(X.shape[0]),
+            "n_by_d_float32_bytes": int(X.shape[0]) * n_params * 4}
+
+
+# ---------------------------------------------------------------- (d) federated
+
+def experiment_fl(cfg: Config, seed: int) -> dict:
+    X, y = load_digits_multiclass()
+    schedules = ("uniform", "RR", "GraB")
+    final = {k: np.zeros(cfg.fl_seeds) for k in schedules}
+    curves = {k: [] for k in schedules}
+    logs = {k: {"phi": [], "drift": []} for k in ("RR", "GraB")}
+    for s in progress(range(cfg.fl_seeds), desc="(d) federated", total=cfg.fl_seeds):
+        sd = seed * 1000 + s
+        parts = label_skew_split(y, cfg.fl_clients, classes_per_client=2, seed=sd)
+        clients = [SoftmaxRegression(X[p], y[p], 10, cfg.fl_alpha) for p in parts]
+        glob = SoftmaxRegression(X, y, 10, cfg.fl_alpha)
+        for k in schedules:
+            if k == "uniform":
+                sched = UniformParticipation(cfg.fl_clients, cfg.fl_per_round, seed=sd)
+            else:
+                pol = (RandomReshuffling if k == "RR" else GraB)(cfg.fl_clients, seed=sd)
+                sched = RegularizedParticipation(cfg.fl_clients, cfg.fl_per_round, pol)
+            trace, orders, starts = [], [], [np.zeros(glob.dim)]
+            R = getattr(sched, "rounds_per_cycle", 0)
+
+            def cb(r, x, _c, _sched=sched, _trace=trace, _orders=orders, _starts=starts, _R=R, _g=glob):
+                _trace.append(_g.loss(x))
+                if _R and r % _R == 0:
+                    _orders.append(_sched.cycle_order)
+                if _R and (r + 1) % _R == 0:
+                    _starts.append(x.copy())
+
+            x = fedavg(lambda c, w, rng, _cl=clients: _cl[c].grad(w), starts[0], sched, cfg.fl_rounds,
+                       cfg.fl_local_steps, cfg.fl_lr, seed=sd, callback=cb)
+            if k != "uniform":
+                # order error of each cycle's client order, measured at the cycle-start model
+                phi = [order_error(np.stack([cl.grad(starts[q]) for cl in clients]), o)
+                       for q, o in enumerate(orders)]
+                drift = [0.0] + [float(np.linalg.norm(starts[q] - starts[q - 1]))
+                                 for q in range(1, len(orders))]
+                logs[k]["phi"].append(phi)
+                logs[k]["drift"].append(drift)
+            final[k][s] = glob.loss(x)
+            curves[k].append(trace)
+    med = {k: float(np.median(v)) for k, v in final.items()}
+    fits = {}
+    for k in ("RR", "GraB"):
+        P, D = np.array(logs[k]["phi"]), np.array(logs[k]["drift"])
+        fits[k] = fit_dependence(P, D)._asdict() if P.shape[1] >= 4 else None
+    return {"median_final_loss": med, "final_loss": {k: v.tolist() for k, v in final.items()},
+            "curves_median": {k: np.median(np.array(v), axis=0).tolist() for k, v in curves.items()},
+            "dependence_fit": fits, "phi_median": {k: np.median(np.array(v["phi"]), axis=0).tolist()
+                                                   for k, v in logs.items()}}
+
+
+# ---------------------------------------------------------------- figures
+
+def figures(out: Path, a: dict, b: dict, d: dict) -> None:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 4))
+    ax1, ax2 = fig.subplots(1, 2)
+    for k, v in a["median_phi"].items():
+        ax1.loglog(a["ns"], v, "o-", label=f"{k} (slope {a['slopes'][k]:.2f})")
+    ax1.set_xlabel("n"), ax1.set_ylabel("order error phi"), ax1.set_title("(a) order error vs n, d = 128")
+    ax1.legend(fontsize=8)
+    tr = np.array(a["grab_trace"])
+    ax2.semilogy(np.median(tr, axis=0), "o-")
+    ax2.set_xlabel("epoch q"), ax2.set_ylabel("phi_q of GraB's order")
+    ax2.set_title(f"(a) GraB, fixed vectors, n = {a['ns'][-1]}: A = {a['grab_toy_fit']['A']:.2f}")
+    fig.tight_layout()
+    fig.savefig(out / "figures" / "order_error_vs_n.png", dpi=110)
+
+    fig = Figure(figsize=(11, 4))
+    ax1, ax2 = fig.subplots(1, 2)
+    ds = next(iter(b["datasets"]))
+    for m, v in b["datasets"][ds]["median_err"].items():
+        ax1.loglog(b["ns"], v[-1], "o-", label=f"{m} (slope {b['datasets'][ds]['slopes_raw'][m]:.2f})")
+    ax1.set_xlabel("n"), ax1.set_ylabel("F(x_K) - F*")
+    ax1.set_title(f"(b) {ds} logistic, K = {b['epochs'][-1]}, median over seeds")
+    ax1.legend(fontsize=8)
+    for name, tr in b["curves"].items():
+        ax2.semilogy(np.arange(1, len(tr) + 1), np.maximum(tr, 1e-16), label=name)
+    ax2.set_xlabel("epoch"), ax2.set_ylabel("F - F*")
+    ax2.set_title(f"(b) error vs epochs, n = {b['ns'][-1]}")
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "figures" / "pl_error.png", dpi=110)
+
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
+    for k, v in d["curves_median"].items():
+        ax.semilogy(np.arange(1, len(v) + 1), v, label=k)
+    ax.set_xlabel("round"), ax.set_ylabel("global training loss")
+    ax.set_title("(d) FedAvg on label-skewed clients")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "figures" / "federated.png", dpi=110)
+
+
+# ---------------------------------------------------------------- the reproduction
+
+@register("perm_sgd")
+def run(scale: Scale, seed: int, out: Path) -> Outcome:
+    cfg = SCALES[scale]
+    c1 = Claim("c1", statement="Order error phi (largest prefix-sum deviation) grows like n for an "
+               "adversarial fixed order, sqrt(n) for independent reshuffling and O~(1) for dependent "
+               "GraB-type orders",
+               paper_value="arbitrary O(n), independent O(sqrt n), dependent O~(1) (theory; no figure)",
+               criterion="log-log slope of median phi vs n: adversarial IG within 1 +/- 0.1, RR within "
+               "0.5 +/- 0.1, GraB and PairGraB < 0.2")
+    c2 = Claim("c2", statement="PL setting: with the theory's step size, F - F* after K epochs is "
+               "O~(1/K^2) for IG, O~(1/(nK^2)) for RR, O~(1/(nK)^2) for GraB",
+               paper_value="rates recovered by the unified theorem: 1/K^2, 1/(nK^2), 1/(n^2K^2) (no figure)",
+               criterion="median over seeds GraB <= RR <= IG at every (n, K); at the largest K the slope of "
+               "median (F - F*) / log^2(nK) vs n is -1 +/- 0.3 for RR and -2 +/- 0.3 for GraB")
+    c3 = Claim("c3", statement="Nonconvex: dependent orders train faster than independent, "
+               "independent faster than a single shuffle (GraB < RR < SO), at O(d) extra memory",
+               paper_value="rates T^-2/3 (GraB) < n^1/3 T^-2/3 (RR); SO arbitrary (no figure)",
+               criterion="final training loss, median over seeds at each method's tuned lr: GraB < RR < SO; "
+               "GraB's state holds no n x d buffer")
+    c4 = Claim("c4", statement="Federated: regularized participation (each client once per cycle) beats "
+               "uniform client sampling, and a GraB client order beats a reshuffled client order "
+               "(label-skewed clients)",
+               paper_value="FL extension of the unified analysis (no figure)",
+               criterion="median final global loss over seeds at equal rounds: RR-cycle < uniform and "
+               "GraB-cycle <= RR-cycle")
+    c5 = Claim("c5", statement="The generalized (dependent) assumption: the order error contracts across "
+               "epochs, phi_q <= A phi_{q-1} + B drift_q + C with A < 1 (reconstructed form)",
+               paper_value="reconstructed; the paper's constants are not known here",
+               criterion="non-negative least-squares fit of the logged client-level order errors of the "
+               "GraB client order gives A < 1")
+
+    t0 = time.perf_counter()
+    a = experiment_order_error(cfg, seed)
+    ta = time.perf_counter() - t0
+    s = a["slopes"]
+    c1.judge(abs(s["IG (sorted)"] - 1) <= 0.1 and abs(s["RR"] - 0.5) <= 0.1 and s["GraB"] < 0.2
+             and s["PairGraB"] < 0.2, measured={"slopes": s},
+             note=f"z ~ U[0,1]^{cfg.toy_dim} centred, n = {cfg.toy_ns[0]}..{cfg.toy_ns[-1]}, "
+             f"{cfg.toy_seeds} seed(s); GraB/PairGraB after {cfg.toy_epochs} balancing epochs on the same "
+             "vectors (each reorder halves the previous order's share, so ~log2(sqrt n) epochs are needed)")
+
+    t0 = time.perf_counter()
+    b = experiment_pl(cfg, seed)
+    tb = time.perf_counter() - t0
+    ok2, meas2 = True, {}
+    for ds, r in b["datasets"].items():
+        sl = r["slopes_log_corrected"]
+        ok2 &= r["ordered_every_setting"] and abs(sl["RR"] + 1) <= 0.3 and abs(sl["GraB"] + 2) <= 0.3
+        meas2[ds] = {"ordered": r["ordered_every_setting"], "slope_RR": sl["RR"], "slope_GraB": sl["GraB"],
+                     "slope_IG": sl["IG"], "raw_slope_RR": r["slopes_raw"]["RR"],
+                     "raw_slope_GraB": r["slopes_raw"]["GraB"]}
+    c2.judge(ok2, measured=meas2,
+             note=f"L2 logistic (alpha = {cfg.pl_alpha}), n in {cfg.pl_ns} subsampled, K in {cfg.pl_epochs}, "
+             f"{cfg.pl_seeds} seed(s), eta = {cfg.pl_c} log(nK)/(mu n K); IG in label-sorted order; slopes "
+             "divide out the log^2(nK) of the step-size schedule (the O~)")
+
+    t0 = time.perf_counter()
+    c = experiment_mlp(cfg, seed)
+    tc = time.perf_counter() - t0
+    mc = c["median_loss"]
+    no_nd = c["grab_state_bytes"] <= 4 * c["n_params"] * 8
+    c3.judge(mc["GraB"] < mc["RR"] < mc["SO"] and no_nd,
+             measured={**{f"loss_{k}": v for k, v in mc.items()}, "best_lr": c["best_lr"],
+                       "grab_state_bytes": c["grab_state_bytes"], "n_x_d_bytes": c["n_by_d_float32_bytes"]},
+             note=f"64-{cfg.mlp_hidden}-10 tanh MLP on {c['n']} digits, batch {cfg.mlp_batch} with "
+             f"per-example GraB (torch.func), {cfg.mlp_epochs} epochs (paper scale 30), "
+             f"{cfg.mlp_seeds} seed(s), lr grid {cfg.mlp_lrs}")
+
+    t0 = time.perf_counter()
+    d = experiment_fl(cfg, seed)
+    td = time.perf_counter() - t0
+    md = d["median_final_loss"]
+    c4.judge(md["RR"] < md["uniform"] and md["GraB"] <= md["RR"],
+             measured={f"loss_{k}": v for k, v in md.items()},
+             note=f"softmax regression, digits split by label (2 labels per client) over {cfg.fl_clients} "
+             f"clients, {cfg.fl_per_round} per round, {cfg.fl_local_steps} local full-gradient steps, "
+             f"{cfg.fl_rounds} rounds, {cfg.fl_seeds} seed(s)")
+    fit = d["dependence_fit"]["GraB"]
+    if fit is None:
+        c5.judge(None, measured={"reason": "fewer than 4 cycles at this scale"},
+                 note="smoke scale has too few cycles to fit three coefficients")
+    else:
+        c5.judge(fit["A"] < 1, measured={"A": fit["A"], "B": fit["B"], "C": fit["C"], "r2": fit["r2"],
+                                         "A_RR": d["dependence_fit"]["RR"]["A"],
+                                         "A_toy_GraB": a["grab_toy_fit"]["A"]},
+                 note="fit over the cycles of all seeds; A_RR (independent order, expected ~0) and the "
+                 "fixed-vector GraB fit A_toy_GraB (drift 0, expected ~0.5) are given for contrast")
+
+    figures(out, a, b, d)
+    return Outcome([c1, c2, c3, c4, c5],
+                   metrics={"order_error": a, "pl": b, "mlp": c, "federated": d,
+                            "seconds": {"a": ta, "b": tb, "c": tc, "d": td}},
+                   notes="Theoretical paper: the checks are the known rates its framework must recover and "
+                   "the mechanism (order error, its contraction). The paper's own constants and any "
+                   "experiments were not available.")
