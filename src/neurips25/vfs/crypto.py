@@ -122,9 +122,15 @@ def _column_value_buckets(X: sp.csc_matrix) -> tuple[np.ndarray, np.ndarray]:
     not_one = data != 1
     if not not_one.any():
         return nnz, np.zeros(X.shape[1], dtype=np.int64)
-    cols = np.repeat(np.arange(X.shape[1], dtype=np.int64), nnz)
-    pairs = np.unique(np.stack([cols[not_one], data[not_one].astype(np.int64)]), axis=1)
-    distinct = np.bincount(pairs[0], minlength=X.shape[1]).astype(np.int64)
+    cols = np.repeat(np.arange(X.shape[1], dtype=np.int64), nnz)[not_one]
+    vals = data[not_one].astype(np.int64)
+    lo, span = int(vals.min()), int(vals.max() - vals.min()) + 1
+    key = cols * span + (vals - lo)
+    if X.shape[1] * span <= 50_000_000:  # small value range (counts): a bincount table, no sort
+        present = np.bincount(key, minlength=X.shape[1] * span).reshape(X.shape[1], span) > 0
+        distinct = present.sum(axis=1).astype(np.int64)
+    else:
+        distinct = np.bincount(np.unique(key) // span, minlength=X.shape[1]).astype(np.int64)
     return nnz, distinct
 
 
