@@ -253,3 +253,33 @@ def test_partial_epoch_warns_and_keeps_a_permutation():
     with pytest.warns(RuntimeWarning, match="no gradients were observed"):
         nxt = p.next_epoch()
     assert sorted(nxt.tolist()) == list(range(6))
+
+
+@pytest.mark.parametrize("balance", ["deterministic", "probabilistic"])
+def test_observe_many_equals_sequential_observe(balance):
+    # the Gram-matrix block path of GraB must give the sequential walk's orders and state
+    G = np.random.default_rng(0).normal(size=(60, 7)) + 0.2
+    seq, blk = GraB(60, seed=1, balance=balance), GraB(60, seed=1, balance=balance)
+    for _ in range(3):
+        a, b = seq.next_epoch(), blk.next_epoch()
+        assert np.array_equal(a, b)
+        for i in a:
+            seq.observe(int(i), G[i])
+        for start in range(0, 60, 16):
+            blk.observe_many(b[start:start + 16], G[b[start:start + 16]])
+    assert np.array_equal(seq.next_epoch(), blk.next_epoch())
+    assert np.allclose(seq._m, blk._m)
+
+
+def test_observe_many_validates_like_observe():
+    p = PairGraB(5, seed=0)
+    order = p.next_epoch()
+    with pytest.raises(ValueError, match="out of order; expected index"):
+        p.observe_many(order[[1, 0]], np.ones((2, 3)))
+    with pytest.raises(ValueError, match="leading dimension 2"):
+        p.observe_many(order[:2], np.ones((3, 3)))
+    p.observe_many(order[:3], np.ones((3, 3)))  # pair + pending cache through the generic loop
+    with pytest.raises(ValueError, match="only 2 of epoch 0 remain"):
+        p.observe_many(order[:3], np.ones((3, 3)))
+    with pytest.raises(ValueError, match="4 elements per unit"):
+        p.observe_many(order[3:5], np.ones((2, 4)))

@@ -135,3 +135,39 @@ def test_bad_input_sampler_and_balancer(model):
         balancer.backward(torch.nn.functional.cross_entropy, torch.randn(2, 5), torch.tensor([0, 1, 2]))
     with pytest.raises(ValueError, match="make_blocks: batch_size"):
         make_blocks(10, 0)
+
+
+def test_linear_trick_and_vmap_feed_the_same_per_example_gradients(dataset, model):
+    # the Linear fast path (one backward) and the torch.func path must hand GraB identical vectors
+    X, y, _ = dataset.tensors
+    fast, slow = GraB(24, seed=0), GraB(24, seed=0)
+    order = fast.next_epoch()
+    slow.next_epoch()
+    bal_fast, bal_slow = GradientBalancer(fast, model), GradientBalancer(slow, model)
+    assert bal_fast._linear is not None
+    bal_slow._linear = None  # force torch.func.vmap
+    for start in (0, 8, 16):
+        idx = order[start:start + 8]
+        model.zero_grad()
+        bal_fast.backward(torch.nn.functional.cross_entropy, X[idx], y[idx])
+        model.zero_grad()
+        bal_slow.backward(torch.nn.functional.cross_entropy, X[idx], y[idx])
+    assert torch.allclose(fast._acc, slow._acc, atol=1e-5)
+    assert torch.allclose(fast._s, slow._s, atol=1e-5)
+    assert np.array_equal(fast.next_epoch(), slow.next_epoch())
+
+
+def test_non_linear_parameters_use_vmap(dataset):
+    X, y, _ = dataset.tensors
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.LayerNorm(4), torch.nn.Linear(4, 3))
+    policy = GraB(24, seed=0)
+    order = policy.next_epoch()
+    balancer = GradientBalancer(policy, net)
+    assert balancer._linear is None
+    idx = order[:6]
+    balancer.backward(torch.nn.functional.cross_entropy, X[idx], y[idx])
+    got = [p.grad.clone() for p in net.parameters()]
+    net.zero_grad()
+    torch.nn.functional.cross_entropy(net(X[idx]), y[idx]).backward()
+    assert all(torch.allclose(g, p.grad, atol=1e-6) for g, p in zip(got, net.parameters()))

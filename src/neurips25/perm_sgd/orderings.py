@@ -218,12 +218,67 @@ class PermutationPolicy:
             self._observe(self._pos, expected, _flatten(grad, f"{name}.observe"))
         self._pos += 1
 
+    def observe_many(self, indices: Any, grads: Any) -> None:
+        """Report B consecutive units at once; equivalent to B calls of :meth:`observe`.
+
+        Parameters
+        ----------
+        indices : array-like of int, shape (B,)
+            Must equal ``order[position:position + B]``.
+        grads : np.ndarray or torch.Tensor, shape (B, ...)
+            One gradient per unit (flattened to (B, d)).
+
+        Notes
+        -----
+        :class:`GraB` balances a block with two (B x d) matrix products and a scalar loop (the signs
+        are sequential, their inner products are not), which is much faster than B separate calls;
+        rounding may differ from sequential calls in exact ties of the sign test.
+        """
+        name = type(self).__name__
+        order = self.order
+        idx = np.asarray(indices.detach().cpu() if _is_torch(indices) else indices)
+        if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+            raise TypeError(f"{name}.observe_many: indices must be a 1-D array of ints, "
+                            f"got shape {idx.shape}")
+        B = idx.shape[0]
+        if B > self.n - self._pos:
+            raise ValueError(f"{name}.observe_many: {B} units but only {self.n - self._pos} of epoch "
+                             f"{self.epoch} remain; observe is called at most n={self.n} times per epoch")
+        expected = order[self._pos:self._pos + B]
+        bad = np.flatnonzero(idx != expected)
+        if bad.size:
+            b = int(bad[0])
+            raise ValueError(f"{name}.observe_many: called out of order; expected index {int(expected[b])} "
+                             f"(position {self._pos + b} of epoch {self.epoch}), got {int(idx[b])}")
+        shape = tuple(grads.shape) if hasattr(grads, "shape") else np.shape(grads)
+        if len(shape) < 1 or shape[0] != B:
+            raise ValueError(f"{name}.observe_many: grads must have leading dimension {B}, got shape {shape}")
+        size = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+        if self._dim is None:
+            self._dim = size
+        elif size != self._dim:
+            raise ValueError(f"{name}.observe_many: grads have {size} elements per unit but earlier "
+                             f"gradients had {self._dim}; every unit must report a gradient of the same size")
+        if B == 0:
+            return
+        if self.uses_gradients:
+            if _is_torch(grads):
+                G = grads.detach().reshape(B, -1)
+            else:
+                G = np.asarray(grads, dtype=np.float64).reshape(B, -1)
+            self._observe_many(self._pos, idx, G)
+        self._pos += B
+
     # hooks ------------------------------------------------------------------------------------
     def _make_order(self, epoch: int) -> np.ndarray:
         raise NotImplementedError
 
     def _observe(self, position: int, index: int, vec: Any) -> None:
         pass
+
+    def _observe_many(self, position: int, indices: np.ndarray, G: Any) -> None:
+        for b in range(len(indices)):
+            self._observe(position + b, int(indices[b]), G[b])
 
     def _end_epoch(self, observed: int) -> None:
         pass
@@ -352,13 +407,13 @@ class _Balancer(PermutationPolicy):
     def _prepare(self, vec: Any) -> Any:
         """Bring ``vec`` to the state's library / dtype, then project it when asked."""
         if self._ref is None:
-            self._ref = _zeros_like(vec[:1])
+            self._ref = _zeros_like(vec.reshape(-1)[:1])
         vec = _like(vec, self._ref)
         if self.proj_dim is None:
             return vec
         if self._proj is None:
             # a fixed Gaussian sketch (Johnson-Lindenstrauss): O(d * proj_dim) memory, drawn once
-            p = self._rng.standard_normal((vec.shape[0], self.proj_dim)) / np.sqrt(self.proj_dim)
+            p = self._rng.standard_normal((vec.shape[-1], self.proj_dim)) / np.sqrt(self.proj_dim)
             self._proj = _like(p, _zeros_like(vec))
         return vec @ self._proj
 
@@ -488,6 +543,34 @@ class GraB(_Balancer):
         else:
             self._s -= c
         self._place(index, front=plus)
+
+    def _observe_many(self, position: int, indices: np.ndarray, G: Any) -> None:
+        G = self._prepare(G)  # (B, d) in the state's library
+        if self._s is None:
+            self._s, self._acc, self._m = _zeros_like(G[0]), _zeros_like(G[0]), _zeros_like(G[0])
+        self._acc += G.sum(0)
+        C = G - self._m  # c_b = g_b - m_{q-1}, (B, d)
+        # <s_b, c_b> with s_b = s + sum_{j<b} eps_j c_j = <s, c_b> + sum_{j<b} eps_j <c_j, c_b>
+        dots0, gram = C @ self._s, C @ C.T
+        if _is_torch(C):
+            dots0, gram = dots0.double().cpu().numpy(), gram.double().cpu().numpy()
+        if not (np.isfinite(dots0).all() and np.isfinite(gram).all()):
+            raise ValueError(f"GraB.observe_many: grads contain NaN or inf (epoch {self.epoch})")
+        B = len(indices)
+        eps = np.empty(B)
+        corr = np.zeros(B)
+        for b in range(B):
+            dot = dots0[b] + corr[b]
+            if self.balance == "deterministic":
+                plus = dot <= 0.0
+            else:
+                self._r2 = max(self._r2, float(gram[b, b]))
+                p_plus = 0.5 - dot / (2.0 * self.c * self._r2) if self._r2 > 0 else 0.5
+                plus = bool(self._rng.random() < min(1.0, max(0.0, p_plus)))
+            eps[b] = 1.0 if plus else -1.0
+            corr += eps[b] * gram[b]
+            self._place(int(indices[b]), front=plus)
+        self._s += _like(eps, self._s) @ C
 
     def _end_epoch(self, observed: int) -> None:
         if observed > 0:

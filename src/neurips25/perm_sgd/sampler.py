@@ -158,6 +158,10 @@ class GradientBalancer:
             raise ValueError("GradientBalancer: model has no parameter with requires_grad=True")
         self.dim = sum(p.numel() for _, p in self._named)
         self._buf: torch.Tensor | None = None
+        # per-example gradients by the Linear-layer trick when every trained parameter is a Linear's
+        linear = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+        owned = {id(p) for m in linear for p in (m.weight, m.bias) if p is not None}
+        self._linear = linear if all(id(p) in owned for _, p in self._named) else None
 
     def __repr__(self) -> str:
         return f"GradientBalancer(policy={self.policy!r}, dim={self.dim})"
@@ -206,8 +210,8 @@ class GradientBalancer:
         Parameters
         ----------
         loss_fn : callable ``(outputs, targets) -> scalar``
-            Mean-reduced loss (e.g. ``torch.nn.functional.cross_entropy``); it is applied to one
-            example at a time.
+            Loss averaged over the batch (the default ``reduction="mean"`` of torch losses, e.g.
+            ``torch.nn.functional.cross_entropy``).
         inputs : torch.Tensor, shape (B, ...)
         targets : torch.Tensor, shape (B, ...)
         indices : sequence of int, optional
@@ -217,30 +221,32 @@ class GradientBalancer:
         -------
         torch.Tensor
             The minibatch's mean loss (detached), shape ().
-        """
-        from torch.func import functional_call, grad_and_value, vmap
 
+        Notes
+        -----
+        When every trained parameter belongs to a ``torch.nn.Linear`` (MLPs), the per-example
+        gradients come from one ordinary backward pass: g_b = B * dL/dz_b (x) a_b from the layer
+        inputs a and output gradients dL/dz (the Goodfellow 2015 trick). Otherwise
+        ``torch.func.vmap(grad(...))`` computes them.
+        """
         if not torch.is_tensor(inputs) or not torch.is_tensor(targets):
             raise TypeError("GradientBalancer.backward: inputs and targets must be tensors")
         B = inputs.shape[0] if inputs.ndim else 0
         if B < 1 or targets.ndim == 0 or targets.shape[0] != B:
             raise ValueError(f"GradientBalancer.backward: inputs and targets need the same leading batch "
                              f"dimension >= 1, got {tuple(inputs.shape)} and {tuple(targets.shape)}")
-        if indices is not None and len(indices) != B:
+        if indices is None:
+            pos = self.policy.position
+            indices = self.policy.order[pos:pos + B]
+        elif len(indices) != B:
             raise ValueError(f"GradientBalancer.backward: {len(indices)} indices for a batch of {B}")
-        params = {k: p.detach() for k, p in self._named}
-        buffers = dict(self.model.named_buffers())
-
-        def loss_one(p: dict, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-            out = functional_call(self.model, (p, buffers), (x.unsqueeze(0),))
-            return loss_fn(out, t.unsqueeze(0))
-
-        grads, losses = vmap(grad_and_value(loss_one), in_dims=(None, 0, 0))(params, inputs, targets)
+        flat, loss = None, None
+        if self._linear is not None:
+            flat, loss = self._per_example_linear(loss_fn, inputs, targets, B)
+        if flat is None:
+            flat, loss = self._per_example_vmap(loss_fn, inputs, targets, B)
         with torch.no_grad():
-            flat = torch.cat([grads[k].reshape(B, -1) for k, _ in self._named], dim=1)  # (B, d)
-            for b in range(B):
-                idx = self.policy.expected_index() if indices is None else int(indices[b])
-                self.policy.observe(idx, flat[b])
+            self.policy.observe_many(np.asarray(indices, dtype=np.int64), flat)
             mean = flat.mean(dim=0)
             offset = 0
             for _, p in self._named:
@@ -251,7 +257,49 @@ class GradientBalancer:
                 else:
                     p.grad.add_(g)  # accumulate, as loss.backward() would
                 offset += k
-        return losses.mean().detach()
+        return loss.detach()
+
+    def _per_example_vmap(self, loss_fn, inputs, targets, B):
+        from torch.func import functional_call, grad_and_value, vmap
+
+        params = {k: p.detach() for k, p in self._named}
+        buffers = dict(self.model.named_buffers())
+
+        def loss_one(p: dict, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+            out = functional_call(self.model, (p, buffers), (x.unsqueeze(0),))
+            return loss_fn(out, t.unsqueeze(0))
+
+        grads, losses = vmap(grad_and_value(loss_one), in_dims=(None, 0, 0))(params, inputs, targets)
+        flat = torch.cat([grads[k].reshape(B, -1) for k, _ in self._named], dim=1)  # (B, d)
+        return flat, losses.mean()
+
+    def _per_example_linear(self, loss_fn, inputs, targets, B):
+        acts: dict = {}
+        calls: dict = {}
+
+        def hook(mod, inp, out):
+            calls[mod] = calls.get(mod, 0) + 1
+            acts[mod] = (inp[0].detach(), out)
+
+        handles = [m.register_forward_hook(hook) for m in self._linear]
+        try:
+            loss = loss_fn(self.model(inputs), targets)
+        finally:
+            for h in handles:
+                h.remove()
+        mods = list(self._linear)
+        if any(calls.get(m, 0) != 1 for m in mods) or any(acts[m][0].shape[0] != B for m in mods):
+            return None, None  # a layer unused, shared or batch-mixing: fall back to vmap
+        gouts = torch.autograd.grad(loss, [acts[m][1] for m in mods], allow_unused=True)
+        per: dict = {}
+        for m, gz in zip(mods, gouts):
+            a = acts[m][0].reshape(B, -1, m.in_features)  # (B, T, in), T = 1 for plain MLPs
+            gz = (torch.zeros_like(acts[m][1]) if gz is None else gz).reshape(B, -1, m.out_features) * B
+            per[id(m.weight)] = torch.einsum("bto,bti->boi", gz, a)
+            if m.bias is not None:
+                per[id(m.bias)] = gz.sum(dim=1)
+        flat = torch.cat([per[id(p)].reshape(B, -1) for _, p in self._named], dim=1)  # (B, d)
+        return flat, loss
 
 
 class _Sized:
