@@ -241,7 +241,7 @@ def sliced_quantiles(samples: Sequence, dirs, u_grid, method: str = "empirical",
     Examples
     --------
     >>> x = np.array([[0.0, 0.0], [2.0, 0.0]])
-    >>> sliced_quantiles([x], directions(2, 2), quantile_levels(4))[0].tolist()
+    >>> sliced_quantiles([x], directions(2, 2), quantile_levels(4))[0].round(12).tolist()
     [[0.0, 0.0, 2.0, 2.0], [0.0, 0.0, 0.0, 0.0]]
     """
     if method not in ("empirical", "kde"):

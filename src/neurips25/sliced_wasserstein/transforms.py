@@ -131,16 +131,17 @@ TRANSFORMS = {"lqd": LQDTransform, "quantile": QuantileTransform}
 
 
 def get_transform(transform):
-    """Resolve ``"lqd"`` / ``"quantile"`` or a transform object; raise naming ``transform`` otherwise."""
+    """Resolve ``"lqd"`` / ``"quantile"`` or a transform object, else raise naming ``slice_transform``."""
     if isinstance(transform, str):
         if transform not in TRANSFORMS:
-            raise ValueError(f"`transform` must be one of {tuple(TRANSFORMS)} or a transform object, "
+            raise ValueError(f"`slice_transform` must be one of {tuple(TRANSFORMS)} or a transform object, "
                              f"got {transform!r}")
         return TRANSFORMS[transform]()
     needed = ("forward", "inverse", "coordinate_weights", "slice_estimator")
     missing = [m for m in needed if not hasattr(transform, m)]
     if missing:
-        raise TypeError(f"`transform` object lacks {missing}; see neurips25.sliced_wasserstein.transforms")
+        raise TypeError(f"`slice_transform` object lacks {missing}; "
+                        "see neurips25.sliced_wasserstein.transforms")
     return transform
 
 

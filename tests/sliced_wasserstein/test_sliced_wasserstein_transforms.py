@@ -1,0 +1,80 @@
+"""Per-slice transforms: LQD formulas (Petersen & Mueller / fdadensity), round trips, validity of inverses."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.stats import norm
+
+from neurips25.sliced_wasserstein import (
+    LQDTransform,
+    QuantileTransform,
+    quantile_levels,
+    quantiles_to_densities,
+)
+
+
+def test_lqd_of_a_gaussian_matches_the_closed_form():
+    # fdadensity's dens2lqd: psi(f)(u) = -log f(Q(u)); for N(m, s^2) that is log s - log phi(Phi^{-1}(u))
+    u = quantile_levels(2001)
+    m, s = 1.5, 0.7
+    Y = LQDTransform().forward(m + s * norm.ppf(u), u)
+    assert Y[0] == pytest.approx(m, abs=1e-12)  # location: the median level
+    mid = 0.5 * (u[1:] + u[:-1])
+    # the discrete g is log of the mean of q over a level step: equal to log q(mid) where q is smooth
+    inner = (mid > 0.01) & (mid < 0.99)
+    np.testing.assert_allclose(Y[1:][inner], (np.log(s) - norm.logpdf(norm.ppf(mid)))[inner], atol=1e-3)
+
+
+def test_lqd_round_trip_on_exact_quantiles():
+    # acceptance criterion 2: psi^{-1}(psi(Q)) = Q to 1e-6
+    u = quantile_levels(101)
+    Q = np.stack([m + s * norm.ppf(u) for m, s in [(0, 1), (3, 0.2), (-2, 5)]])
+    t = LQDTransform()
+    np.testing.assert_allclose(t.inverse(t.forward(Q, u), u), Q, atol=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(arrays(float, (3, 9), elements=st.floats(-5, 5)))
+def test_lqd_inverse_of_any_element_is_a_strictly_increasing_quantile(Y):
+    # every point of the Hilbert space maps to a valid slice (the reason for the transform)
+    u = quantile_levels(9)
+    Q = LQDTransform().inverse(Y, u)
+    assert np.all(np.diff(Q, axis=-1) > 0)
+    np.testing.assert_allclose(Q[:, 4], Y[:, 0], atol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(arrays(float, (2, 7), elements=st.floats(-5, 5)))
+def test_quantile_inverse_is_the_isotonic_projection(Y):
+    u = quantile_levels(7)
+    Q = QuantileTransform().inverse(Y, u)
+    assert np.all(np.diff(Q, axis=-1) >= -1e-12)
+    np.testing.assert_allclose(Q.mean(axis=-1), Y.mean(axis=-1), atol=1e-9)  # PAVA keeps block means
+    inc = np.sort(Y, axis=-1)
+    np.testing.assert_allclose(QuantileTransform().inverse(inc, u), inc)
+
+
+def test_weights():
+    u = quantile_levels(5)
+    np.testing.assert_allclose(QuantileTransform().coordinate_weights(u), 0.2)
+    np.testing.assert_allclose(LQDTransform().coordinate_weights(u), [1.0, 0.2, 0.2, 0.2, 0.2])
+
+
+def test_quantiles_to_densities_recovers_a_gaussian_density():
+    u = quantile_levels(401)
+    t = np.linspace(-5, 5, 201)
+    dens = quantiles_to_densities(norm.ppf(u)[None, :], u, t)
+    assert dens.sum() * (t[1] - t[0]) == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(dens[0], norm.pdf(t), atol=0.01)
+
+
+def test_bad_input():
+    u = quantile_levels(4)
+    with pytest.raises(ValueError, match="strictly increasing in u"):
+        LQDTransform().forward(np.array([0.0, 1.0, 1.0, 2.0]), u)
+    with pytest.raises(ValueError, match="last axis of the input must match `u`"):
+        LQDTransform().forward(np.arange(5.0), u)
+    with pytest.raises(ValueError, match="NaN"):
+        QuantileTransform().inverse(np.array([0.0, np.nan, 1.0, 2.0]), u)
