@@ -1,0 +1,21 @@
+"""The docstring Examples of every public module run and print what they claim."""
+
+import doctest
+
+import pytest
+
+from neurips25.perm_sgd import federated, orderings, problems, sgd, theory
+
+
+@pytest.mark.parametrize("module", [orderings, sgd, theory, federated, problems])
+def test_docstring_examples(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_sampler_docstring_examples():
+    pytest.importorskip("torch")
+    from neurips25.perm_sgd import sampler
+
+    result = doctest.testmod(sampler, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
