@@ -1,0 +1,296 @@
+"""Graph-classification data for RS-Pool: three generated sets and an offline TU-format reader.
+
+The paper evaluates on TUDataset benchmarks (D&D, PROTEINS, NCI1, IMDB-BINARY, ...), which are
+downloaded at run time and shipped by no package. Offline, this module offers:
+
+- :func:`ba_2motifs`: a Barabasi-Albert base with a house (class 1) or 5-cycle (class 0) attached,
+  the BA-2Motifs benchmark of the GNN-explanation literature;
+- :func:`sbm_communities`: 2 (class 0) vs 3 (class 1) planted communities at equal expected degree;
+- :func:`er_vs_ba`: Erdos-Renyi (class 0) vs Barabasi-Albert (class 1) graphs of equal density with
+  the node degree as the only feature, mirroring how the paper treats social datasets (IMDB-B);
+- :func:`load_tudataset`: a reader of the TU text format for users who have the files on disk.
+
+Every set is a :class:`GraphSet`: per-graph 0/1 adjacency and node features, plus labels, with
+:meth:`GraphSet.dense` (padded tensors for dense models and attacks) and :meth:`GraphSet.to_pyg`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+
+__all__ = ["GraphSet", "ba_2motifs", "sbm_communities", "er_vs_ba", "load_tudataset", "degree_features"]
+
+
+@dataclasses.dataclass
+class GraphSet:
+    """A list of small undirected graphs with node features and one label each.
+
+    Attributes
+    ----------
+    adjs : list of ndarray, each ``[n_g, n_g]`` uint8, symmetric, zero diagonal
+    xs : list of ndarray, each ``[n_g, F]`` float32
+    ys : ndarray ``[G]`` int64, labels in ``[0, num_classes)``
+    name : str
+    """
+
+    adjs: list
+    xs: list
+    ys: np.ndarray
+    name: str = "graphs"
+
+    def __post_init__(self) -> None:
+        if not (len(self.adjs) == len(self.xs) == len(self.ys)):
+            raise ValueError(f"GraphSet: `adjs`, `xs` and `ys` must have equal length, got "
+                             f"{len(self.adjs)}, {len(self.xs)}, {len(self.ys)}")
+        self.ys = np.asarray(self.ys, dtype=np.int64)
+        widths = {x.shape[1] for x in self.xs}
+        if len(widths) > 1:
+            raise ValueError(f"GraphSet: every graph needs the same feature width, got {sorted(widths)}")
+        for k, (a, x) in enumerate(zip(self.adjs, self.xs)):
+            if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] != x.shape[0]:
+                raise ValueError(f"GraphSet: graph {k} has adjacency {a.shape} and features {x.shape}")
+
+    def __len__(self) -> int:
+        return len(self.ys)
+
+    @property
+    def num_features(self) -> int:
+        return int(self.xs[0].shape[1]) if self.xs else 0
+
+    @property
+    def num_classes(self) -> int:
+        return int(self.ys.max()) + 1 if len(self.ys) else 0
+
+    def subset(self, idx) -> GraphSet:
+        idx = [int(i) for i in idx]
+        return GraphSet([self.adjs[i] for i in idx], [self.xs[i] for i in idx], self.ys[idx], self.name)
+
+    def num_edges(self) -> np.ndarray:
+        """Undirected edge count per graph, ``[G]``."""
+        return np.array([int(a.sum()) // 2 for a in self.adjs], dtype=np.int64)
+
+    def dense(self, idx=None):
+        """Padded tensors ``(x [B, N, F], adj [B, N, N], mask [B, N] bool, y [B])`` of graphs ``idx``.
+
+        ``N`` is the largest graph among ``idx``; padding rows and columns are zero.
+        """
+        import torch
+
+        idx = range(len(self)) if idx is None else [int(i) for i in idx]
+        idx = list(idx)
+        n_max = max((self.adjs[i].shape[0] for i in idx), default=0)
+        x = torch.zeros(len(idx), n_max, self.num_features)
+        adj = torch.zeros(len(idx), n_max, n_max)
+        mask = torch.zeros(len(idx), n_max, dtype=torch.bool)
+        for b, i in enumerate(idx):
+            n = self.adjs[i].shape[0]
+            x[b, :n] = torch.from_numpy(self.xs[i])
+            adj[b, :n, :n] = torch.from_numpy(self.adjs[i].astype(np.float32))
+            mask[b, :n] = True
+        return x, adj, mask, torch.from_numpy(self.ys[idx].copy())
+
+    def to_pyg(self, idx=None) -> list:
+        """``torch_geometric.data.Data`` objects (``x``, ``edge_index`` both directions, ``y``)."""
+        import torch
+        from torch_geometric.data import Data
+
+        idx = range(len(self)) if idx is None else idx
+        out = []
+        for i in idx:
+            r, c = np.nonzero(self.adjs[int(i)])
+            out.append(Data(x=torch.from_numpy(self.xs[int(i)]),
+                            edge_index=torch.from_numpy(np.stack([r, c]).astype(np.int64)),
+                            y=torch.tensor([int(self.ys[int(i)])])))
+        return out
+
+
+def degree_features(adj: np.ndarray, kind: str = "onehot", max_degree: int = 10) -> np.ndarray:
+    """Node features from degrees: one-hot capped at ``max_degree`` (``[n, max_degree + 1]``) or the
+    raw degree as one column (``kind="scalar"``, ``[n, 1]``)."""
+    deg = adj.sum(axis=1).astype(np.int64)
+    if kind == "scalar":
+        return deg[:, None].astype(np.float32)
+    if kind != "onehot":
+        raise ValueError(f"degree_features: `kind` must be 'onehot' or 'scalar', got {kind!r}")
+    out = np.zeros((adj.shape[0], max_degree + 1), dtype=np.float32)
+    out[np.arange(adj.shape[0]), np.minimum(deg, max_degree)] = 1.0
+    return out
+
+
+def _adj(g: nx.Graph) -> np.ndarray:
+    a = nx.to_numpy_array(g, nodelist=range(g.number_of_nodes()), dtype=np.uint8)
+    np.fill_diagonal(a, 0)
+    return a
+
+
+def _check_count(num_graphs: int, owner: str) -> None:
+    if isinstance(num_graphs, bool) or not isinstance(num_graphs, int) or num_graphs < 2:
+        raise ValueError(f"{owner}: `num_graphs` must be an int >= 2, got {num_graphs!r}")
+
+
+def _finish(graphs: list, labels: list, name: str, kind: str, rng: np.random.Generator) -> GraphSet:
+    order = rng.permutation(len(graphs))
+    adjs = [graphs[i] for i in order]
+    return GraphSet(adjs, [degree_features(a, kind) for a in adjs], np.asarray(labels)[order], name)
+
+
+def ba_2motifs(num_graphs: int = 600, base_nodes: int = 20, seed: int = 0) -> GraphSet:
+    """BA-2Motifs: a Barabasi-Albert graph (``base_nodes``, m=1) with a motif joined by one edge.
+
+    Class 1 motif: a house (5 nodes, 6 edges); class 0: a 5-cycle. Balanced classes. Features: one-hot
+    degree capped at 10, shape ``[base_nodes + 5, 11]``.
+
+    Examples
+    --------
+    >>> ds = ba_2motifs(10, seed=0)
+    >>> len(ds), ds.num_features, ds.adjs[0].shape
+    (10, 11, (25, 25))
+    """
+    _check_count(num_graphs, "ba_2motifs")
+    if base_nodes < 2:
+        raise ValueError(f"ba_2motifs: `base_nodes` must be >= 2, got {base_nodes}")
+    rng = np.random.default_rng(seed)
+    graphs, labels = [], []
+    for k in range(num_graphs):
+        y = k % 2
+        g = nx.barabasi_albert_graph(base_nodes, 1, seed=int(rng.integers(2**31)))
+        motif = nx.house_graph() if y == 1 else nx.cycle_graph(5)
+        g = nx.disjoint_union(g, motif)
+        g.add_edge(int(rng.integers(base_nodes)), base_nodes + int(rng.integers(5)))
+        graphs.append(_adj(g))
+        labels.append(y)
+    return _finish(graphs, labels, "ba_2motifs", "onehot", rng)
+
+
+def sbm_communities(num_graphs: int = 600, min_nodes: int = 20, max_nodes: int = 40, mean_degree: float = 5.0,
+                    mix: float = 0.15, seed: int = 0) -> GraphSet:
+    """Planted partition graphs with 2 (class 0) or 3 (class 1) communities at equal expected degree.
+
+    ``p_out = mix * p_in``, with ``p_in`` set so the expected degree is ``mean_degree`` in both
+    classes; the community count is then a structural property the degrees alone do not reveal.
+    Features: one-hot degree capped at 10.
+    """
+    _check_count(num_graphs, "sbm_communities")
+    if not 2 <= min_nodes <= max_nodes:
+        raise ValueError(f"sbm_communities: need 2 <= `min_nodes` <= `max_nodes`, got {min_nodes}, {max_nodes}")
+    rng = np.random.default_rng(seed)
+    graphs, labels = [], []
+    for k in range(num_graphs):
+        y = k % 2
+        n_comm = 2 + y
+        n = int(rng.integers(min_nodes, max_nodes + 1))
+        sizes = [n // n_comm + (1 if c < n % n_comm else 0) for c in range(n_comm)]
+        within = sum(s * (s - 1) for s in sizes) / n
+        p_in = min(1.0, mean_degree / (within + mix * (n - 1 - within)))
+        probs = [[p_in if i == j else mix * p_in for j in range(n_comm)] for i in range(n_comm)]
+        g = nx.stochastic_block_model(sizes, probs, seed=int(rng.integers(2**31)))
+        graphs.append(_adj(nx.convert_node_labels_to_integers(g)))
+        labels.append(y)
+    return _finish(graphs, labels, "sbm_communities", "onehot", rng)
+
+
+def er_vs_ba(num_graphs: int = 600, min_nodes: int = 20, max_nodes: int = 40, m: int = 3, features: str = "onehot",
+             seed: int = 0) -> GraphSet:
+    """Erdos-Renyi (class 0) vs Barabasi-Albert (class 1) graphs of equal expected density.
+
+    "IMDB-like": node degree is the only (1-column) feature, as the paper does for social datasets.
+    The ER edge probability matches the BA edge count ``m (n - m)``.
+    """
+    _check_count(num_graphs, "er_vs_ba")
+    if not m + 1 <= min_nodes <= max_nodes:
+        raise ValueError(f"er_vs_ba: need m + 1 <= `min_nodes` <= `max_nodes`, got {m}, {min_nodes}, {max_nodes}")
+    rng = np.random.default_rng(seed)
+    graphs, labels = [], []
+    for k in range(num_graphs):
+        y = k % 2
+        n = int(rng.integers(min_nodes, max_nodes + 1))
+        s = int(rng.integers(2**31))
+        if y == 1:
+            g = nx.barabasi_albert_graph(n, m, seed=s)
+        else:
+            g = nx.gnp_random_graph(n, m * (n - m) / (n * (n - 1) / 2), seed=s)
+        graphs.append(_adj(g))
+        labels.append(y)
+    return _finish(graphs, labels, "er_vs_ba", features, rng)
+
+
+def _read_ints(path: Path, name: str, ncols: int | None = None) -> np.ndarray:
+    try:
+        arr = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"load_tudataset: {name} file {path} not found") from None
+    except ValueError as err:
+        raise ValueError(f"load_tudataset: {path} is not comma-separated numbers ({err})") from None
+    if ncols is not None and arr.size and arr.shape[1] != ncols:
+        raise ValueError(f"load_tudataset: {path} must have {ncols} column(s), got {arr.shape[1]}")
+    return arr
+
+
+def load_tudataset(root: str | Path, name: str) -> GraphSet:
+    """Read a TUDataset from its text files, offline (nothing is downloaded).
+
+    Looks for ``<root>/<name>/<name>_A.txt`` (or ``<root>/<name>_A.txt``) with
+    ``_graph_indicator.txt`` and ``_graph_labels.txt``; optional ``_node_labels.txt`` (one-hot
+    encoded) and ``_node_attributes.txt`` (appended). Without either, the node degree is the only
+    feature, as for the social datasets. Node ids in ``_A.txt`` and graph ids are 1-based; self loops
+    and duplicate edges are dropped, edges are symmetrised; labels are remapped to ``0..C-1``.
+
+    Parameters
+    ----------
+    root : str or Path
+        Folder holding the dataset folder (or the files themselves).
+    name : str
+        Dataset name, the files' prefix (``"MUTAG"``, ``"IMDB-BINARY"``).
+
+    Returns
+    -------
+    GraphSet
+    """
+    root = Path(root)
+    folder = root / name if (root / name / f"{name}_A.txt").is_file() else root
+    if not (folder / f"{name}_A.txt").is_file():
+        raise FileNotFoundError(f"load_tudataset: no {name}_A.txt under {root} or {root / name}")
+    f = lambda suffix: folder / f"{name}_{suffix}.txt"
+    edges = _read_ints(f("A"), "edge list", 2).astype(np.int64)
+    gid = _read_ints(f("graph_indicator"), "graph indicator", 1)[:, 0].astype(np.int64)
+    glab = _read_ints(f("graph_labels"), "graph labels", 1)[:, 0].astype(np.int64)
+    n_nodes, n_graphs = len(gid), len(glab)
+    if n_nodes == 0 or gid.min() < 1 or gid.max() > n_graphs:
+        raise ValueError(f"load_tudataset: graph ids in {f('graph_indicator')} must lie in 1..{n_graphs}")
+    if np.any(np.diff(gid) < 0):
+        raise ValueError(f"load_tudataset: {f('graph_indicator')} must list nodes graph by graph")
+    if edges.size and (edges.min() < 1 or edges.max() > n_nodes):
+        raise ValueError(f"load_tudataset: node ids in {f('A')} must lie in 1..{n_nodes}")
+    feats = []
+    if f("node_labels").is_file():
+        nl = _read_ints(f("node_labels"), "node labels")[:, 0].astype(np.int64)
+        if len(nl) != n_nodes:
+            raise ValueError(f"load_tudataset: {f('node_labels')} has {len(nl)} rows, expected {n_nodes}")
+        _, inv = np.unique(nl, return_inverse=True)
+        feats.append(np.eye(inv.max() + 1, dtype=np.float32)[inv])
+    if f("node_attributes").is_file():
+        na = _read_ints(f("node_attributes"), "node attributes").astype(np.float32)
+        if len(na) != n_nodes:
+            raise ValueError(f"load_tudataset: {f('node_attributes')} has {len(na)} rows, expected {n_nodes}")
+        feats.append(na)
+    start = np.searchsorted(gid, np.arange(1, n_graphs + 2))
+    adjs, xs = [], []
+    src, dst = edges[:, 0] - 1, edges[:, 1] - 1
+    edge_graph = gid[src] if edges.size else src
+    if edges.size and np.any(gid[dst] != edge_graph):
+        raise ValueError(f"load_tudataset: {f('A')} has an edge between two different graphs")
+    for g in range(n_graphs):
+        lo, hi = start[g], start[g + 1]
+        a = np.zeros((hi - lo, hi - lo), dtype=np.uint8)
+        sel = edge_graph == g + 1
+        a[src[sel] - lo, dst[sel] - lo] = 1
+        a = np.maximum(a, a.T)
+        np.fill_diagonal(a, 0)
+        adjs.append(a)
+        xs.append(np.concatenate([ft[lo:hi] for ft in feats], axis=1) if feats else degree_features(a, "scalar"))
+    _, labels = np.unique(glab, return_inverse=True)
+    return GraphSet(adjs, xs, labels.astype(np.int64), name)
