@@ -60,6 +60,9 @@ class PreferenceGuidedDiffusion:
         Minimum crowding of a same-front partner (diversity labels).
     hidden : int, default=512
         Hidden width of both networks.
+    preference_hidden : int, optional
+        Hidden width of the preference network when it should differ from ``hidden`` (a narrower one
+        makes guided sampling cheaper; the paper uses 512 for both).
     epochs : int, default=200
         Epochs of the diffusion prior (AdamW, lr ``lr``, batch ``batch_size``, gradient clipping 1).
     preference_epochs : int, default=200
@@ -111,6 +114,7 @@ class PreferenceGuidedDiffusion:
         subset_ratio: float | None = None,
         threshold: float = 0.0,
         hidden: int = 512,
+        preference_hidden: int | None = None,
         epochs: int = 200,
         preference_epochs: int = 200,
         batch_size: int = 256,
@@ -127,6 +131,7 @@ class PreferenceGuidedDiffusion:
         self.subset_ratio = subset_ratio
         self.threshold = threshold
         self.hidden = hidden
+        self.preference_hidden = preference_hidden
         self.epochs = epochs
         self.preference_epochs = preference_epochs
         self.batch_size = batch_size
@@ -149,6 +154,8 @@ class PreferenceGuidedDiffusion:
                 raise ValueError(f"{name}: `{p}` must be a positive integer, got {v!r}")
         if self.sample_steps is not None:
             check_positive_int(self.sample_steps, "sample_steps")
+        if self.preference_hidden is not None:
+            check_positive_int(self.preference_hidden, "preference_hidden")
         if not np.isfinite(self.guidance_scale) or self.guidance_scale < 0:
             raise ValueError(
                 f"{name}: `guidance_scale` must be a finite number >= 0, got {self.guidance_scale!r}"
@@ -279,7 +286,7 @@ class PreferenceGuidedDiffusion:
         perm = rng.permutation(n)
         n_val = max(1, int(round(0.1 * n)))
         val_idx, tr_idx = perm[:n_val], perm[n_val:]
-        model = PreferenceNet(Xn.shape[1], hidden=self.hidden)
+        model = PreferenceNet(Xn.shape[1], hidden=self.preference_hidden or self.hidden)
         opt = torch.optim.Adam(model.parameters(), lr=self.preference_lr)
         data = torch.as_tensor(sampler.X, dtype=torch.float32)
         # a fixed validation draw (pairs, steps and noise) so epochs are compared on the same question

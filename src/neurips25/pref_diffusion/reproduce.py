@@ -63,15 +63,15 @@ def config_for(scale: Scale) -> Config:
         quick=Config(
             tasks=TASKS5,
             n_seeds=3,
-            n_data=3000,
+            n_data=2500,
             T=1000,
-            sample_steps=200,
+            sample_steps=150,
             hidden=128,
-            epochs=50,
-            preference_epochs=30,
+            epochs=40,
+            preference_epochs=25,
             patience=8,
             surrogate_hidden=128,
-            surrogate_epochs=40,
+            surrogate_epochs=30,
         ),
         paper=Config(
             tasks=TASKS5,
@@ -224,7 +224,8 @@ def _scatter(task, F_by_method: dict, path: Path) -> None:
     plot(F_by_method["pgd"], s=8, c="tab:red", label="PGD (w=10)")
     if m == 2:
         lo = np.minimum(task.Y.min(0), F_by_method["pgd"].min(0))
-        hi = np.quantile(task.Y, 0.6, axis=0)  # zoom on the better part of the data
+        # zoom on the better part of the data, keeping all of D(best) in view
+        hi = np.maximum(np.quantile(task.Y, 0.6, axis=0), task.best(256)[1].max(0))
         ax.set_xlim(lo[0] - 0.02 * abs(hi[0] - lo[0]), hi[0])
         ax.set_ylim(lo[1] - 0.02 * abs(hi[1] - lo[1]), hi[1])
     ax.set_xlabel("f1")

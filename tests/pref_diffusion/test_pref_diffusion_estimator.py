@@ -1,0 +1,143 @@
+"""PreferenceGuidedDiffusion and the baselines: fit / sample contract, bounds, determinism, bad input."""
+
+import numpy as np
+import pytest
+import torch
+
+from neurips25.pref_diffusion import (
+    DataBest,
+    EnsembleSurrogateNSGA2,
+    MultiHeadSurrogateNSGA2,
+    PreferenceGuidedDiffusion,
+    UnguidedDiffusion,
+    diversity_ranks,
+    make_offline_task,
+    minimize_offline,
+)
+
+TINY = dict(n_steps=50, sample_steps=20, hidden=32, epochs=3, preference_epochs=3, patience=3)
+
+
+@pytest.fixture(scope="module")
+def toy():
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 3))
+    Y = np.column_stack([X[:, 0], 1 - np.sqrt(X[:, 0]) + 2 * X[:, 1:].sum(1)])
+    return X, Y
+
+
+@pytest.fixture(scope="module")
+def fitted(toy):
+    X, Y = toy
+    return PreferenceGuidedDiffusion(bounds=(0.0, 1.0), random_state=0, **TINY).fit(X, Y)
+
+
+def test_sample_shape_bounds_and_determinism(toy, fitted):
+    X, Y = toy
+    a, b = fitted.sample(32), fitted.sample(32)
+    assert a.shape == (32, 3)
+    np.testing.assert_array_equal(a, b)  # same random_state -> same designs
+    assert np.all((a >= X.min(0)) & (a <= X.max(0)))
+    again = PreferenceGuidedDiffusion(bounds=(0.0, 1.0), random_state=0, **TINY).fit(X, Y)
+    np.testing.assert_allclose(again.sample(32), a)
+    assert not np.allclose(fitted.sample(32, random_state=5), a)
+
+
+def test_guidance_gradient_is_the_bradley_terry_gradient(fitted):
+    # g = grad_x log sigmoid(s(x) - s(r)) = sigmoid(s(r) - s(x)) grad_x s(x), with the reference r held fixed
+    g_fn = fitted._guidance()
+    pref = fitted.preference_model_
+    gen = torch.Generator().manual_seed(3)
+    x, r = torch.randn(6, 3, generator=gen), torch.randn(6, 3, generator=gen)
+    t = torch.full((6,), 10)
+    g = g_fn(x, r, t)
+    xg = x.clone().requires_grad_(True)
+    (ds,) = torch.autograd.grad(pref.utility(xg, t).sum(), xg)
+    with torch.no_grad():
+        w = torch.sigmoid(pref.utility(r, t) - pref.utility(x, t))
+    torch.testing.assert_close(g, w[:, None] * ds)
+
+    def f(z):
+        return torch.nn.functional.logsigmoid(pref.utility(z, t) - pref.utility(r, t))
+
+    h = 1e-3
+    fd = torch.stack([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in torch.eye(3)], dim=1)
+    torch.testing.assert_close(g, fd, atol=5e-3, rtol=5e-2)
+
+
+def test_preference_model_learns_the_planted_order(toy):
+    # utility at low noise should rank designs like the (front, crowding) order planted by the objectives
+    X, Y = toy
+    m = PreferenceGuidedDiffusion(
+        n_steps=50, hidden=32, epochs=1, preference_epochs=25, patience=25, random_state=0
+    ).fit(X, Y)
+    with torch.no_grad():
+        s = m.preference_model_.utility(
+            torch.as_tensor(m._to_model(X), dtype=torch.float32), torch.full((len(X),), 1)
+        ).numpy()
+    front, _, _ = diversity_ranks(Y)
+    rho = np.corrcoef(np.argsort(np.argsort(-s)), np.argsort(np.argsort(front)))[0, 1]
+    assert rho > 0.5
+
+
+def test_prior_reuse_and_unguided(toy, fitted):
+    X, Y = toy
+    dom = PreferenceGuidedDiffusion(diversity=False, random_state=1, **TINY).fit(X, Y, prior=fitted)
+    assert dom.eps_model_ is fitted.eps_model_
+    ung = UnguidedDiffusion(random_state=0, **TINY).fit(X, Y, prior=fitted)
+    assert ung.preference_model_ is None
+    np.testing.assert_allclose(ung.sample(16), fitted.sample(16, guidance_scale=0.0))
+    with pytest.raises(ValueError, match="no preference model"):
+        ung.sample(4, guidance_scale=1.0)
+    with pytest.raises(TypeError, match="fixed at 0"):
+        UnguidedDiffusion(guidance_scale=3.0)
+    with pytest.raises(ValueError, match="different shape or range"):
+        PreferenceGuidedDiffusion(**TINY).fit(X[:, :2], Y, prior=fitted)
+
+
+@pytest.mark.parametrize(
+    ("X", "Y", "kwargs", "match"),
+    [
+        (np.zeros((5, 2)), np.zeros((4, 2)), {}, "same number of rows"),
+        (np.zeros((5, 2)), np.full((5, 2), np.nan), {}, "NaN or inf"),
+        (np.zeros((5, 2)), np.full((5, 2), np.inf), {}, "NaN or inf"),
+        (np.zeros((5, 2)), np.zeros((5, 1)), {}, "at least 2 objectives"),
+        (np.full((5, 2), 2.0), np.zeros((5, 2)), {"bounds": (0.0, 1.0)}, "outside the bounds"),
+        (np.zeros(5), np.zeros((5, 2)), {}, "must be 2-D"),
+        (np.zeros((5, 2)), np.zeros((5, 2)), {"epochs": 0}, "`epochs` must be a positive integer"),
+        (np.zeros((5, 2)), np.zeros((5, 2)), {"guidance_scale": -1.0}, "`guidance_scale` must be"),
+        (np.zeros((5, 2)), np.zeros((5, 2)), {"subset_ratio": 0.0}, "`subset_ratio` must be"),
+    ],
+)
+def test_fit_bad_input(X, Y, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        PreferenceGuidedDiffusion(**{**TINY, **kwargs}).fit(X, Y)
+
+
+def test_sample_bad_input(fitted):
+    with pytest.raises(ValueError, match="`n` must be a positive integer"):
+        fitted.sample(0)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        PreferenceGuidedDiffusion().sample(4)
+
+
+def test_surrogates_and_data_best(toy):
+    X, Y = toy
+    for cls in (MultiHeadSurrogateNSGA2, EnsembleSurrogateNSGA2):
+        m = cls(hidden=32, epochs=150, n_gen=3, bounds=(0.0, 1.0), random_state=0).fit(X, Y)
+        out = m.sample(20)
+        assert out.shape == (20, 3) and np.all((out >= 0) & (out <= 1))
+        # the surrogate fits this smooth problem: error under half that of predicting the mean
+        Yn = (Y - Y.min(0)) / (Y.max(0) - Y.min(0))
+        assert np.abs(m.predict(X) - Yn).mean() < 0.5 * np.abs(Yn - Yn.mean(0)).mean()
+    best = DataBest().fit(X, Y).sample(10)
+    _, _, rank = diversity_ranks(Y)
+    np.testing.assert_array_equal(best, X[np.argsort(rank)[:10]])
+
+
+def test_minimize_offline_scores_every_sample():
+    task = make_offline_task("re21", n=300, seed=0)
+    res = minimize_offline(task, PreferenceGuidedDiffusion(random_state=0, **TINY), n=12)
+    assert res.X.shape == (12, 4) and res.F.shape == (12, 2)
+    np.testing.assert_allclose(res.F, task.problem.evaluate(res.X))
+    assert np.all((res.X >= task.xl) & (res.X <= task.xu))
