@@ -136,3 +136,15 @@ def test_bad_parameters_and_scores(fitted):
         fitted.modes_of_variation(0)
     with pytest.raises(ValueError, match="fitted on R\\^2"):
         fitted.transform([np.zeros((4, 3)), np.ones((4, 3))])
+
+
+@pytest.mark.parametrize("shape", [(30, 200), (200, 30), (5, 50)])
+def test_gram_eigendecomposition_matches_svd(shape):
+    # the fast Gram route (n < P) and the SVD fallback give the same spectrum and subspace
+    from neurips25.sliced_wasserstein.fpca import _leading_right_singular
+
+    Z = np.random.default_rng(0).normal(size=shape) * np.linspace(3, 0.1, shape[1])
+    s2, V = _leading_right_singular(Z, 3)
+    _, s, Vt = np.linalg.svd(Z, full_matrices=False)
+    np.testing.assert_allclose(s2, s[:3] ** 2, rtol=1e-10)
+    np.testing.assert_allclose(np.abs(np.sum(V * Vt[:3], axis=1)), 1.0, atol=1e-8)

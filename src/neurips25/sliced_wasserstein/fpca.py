@@ -80,6 +80,24 @@ def read_distributions(X, name: str = "X", n_columns: int | None = None,
     return [row[:, None] for row in arr], arr.shape[1]
 
 
+def _leading_right_singular(Z: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-K squared singular values (K,) and right singular vectors (K, P) of Z (n, P).
+
+    Wide data (n << P, the usual case: J * M coordinates) goes through the n x n Gram matrix, whose
+    eigen-decomposition is much cheaper than an SVD of Z; a plain SVD is the fallback when a kept
+    singular value is numerically zero (the Gram route cannot normalise its vector).
+    """
+    n, P = Z.shape
+    if n < P:
+        evals, U = np.linalg.eigh(Z @ Z.T)
+        evals, U = evals[::-1][:K], U[:, ::-1][:, :K]
+        if evals[-1] > 1e-10 * max(evals[0], 1e-300):
+            V = (Z.T @ U) / np.sqrt(evals)
+            return evals, V.T
+    _, s, Vt = np.linalg.svd(Z, full_matrices=False)
+    return s[:K] ** 2, Vt[:K]
+
+
 class SlicedWassersteinFPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """FPCA of multivariate distributions through an invertible Wasserstein slicing transform.
 
@@ -235,17 +253,17 @@ class SlicedWassersteinFPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self.weights_ = np.tile(self.transform_.coordinate_weights(self.quantile_levels_), J) / J
         self.mean_ = Y.mean(axis=0)
         sw = np.sqrt(self.weights_)
-        # eigen-decomposition of G in the weighted inner product: SVD of sqrt(w)-scaled data
-        _, s, Vt = np.linalg.svd((Y - self.mean_) * sw, full_matrices=False)
+        # eigen-decomposition of G in the weighted inner product, through the sqrt(w)-scaled data Z
+        Z = (Y - self.mean_) * sw
+        s2, Vt = _leading_right_singular(Z, K)
         # deterministic signs: the largest loading of each component is positive
-        signs = np.sign(Vt[np.arange(Vt.shape[0]), np.argmax(np.abs(Vt), axis=1)])
+        signs = np.sign(Vt[np.arange(K), np.argmax(np.abs(Vt), axis=1)])
         Vt *= np.where(signs == 0, 1.0, signs)[:, None]
-        eig = s**2 / n
-        total = eig.sum()
-        self.components_ = Vt[:K] / sw
-        self.eigenvalues_ = eig[:K]
+        total = float(np.sum(Z**2)) / n  # trace of G = sum of all eigenvalues
+        self.components_ = Vt / sw
+        self.eigenvalues_ = s2 / n
         self.explained_variance_ = self.eigenvalues_
-        self.explained_variance_ratio_ = eig[:K] / total if total > 0 else np.zeros(K)
+        self.explained_variance_ratio_ = self.eigenvalues_ / total if total > 0 else np.zeros(K)
         self.n_components_ = K
         self.grid_ = None
         if d == 2:
