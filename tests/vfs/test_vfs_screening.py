@@ -107,3 +107,29 @@ def test_sparse_input_touches_only_nonzeros(data):
     vfs = OneStageFederatedScreener(n_parties=2).fit(sp.csr_matrix(data.X), data.y)
     assert vfs.cost_["hom_additions"] <= data.X.nnz
     assert vfs.cost_["hom_additions"] < 0.1 * 3000 * 400
+
+
+def test_breast_cancer_dense_real_data_sanity():
+    # tiny real dense data (bundled with sklearn): fixed-point federated screening ranks like float SIS
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    for stat in ("mean_diff", "pearson"):
+        one = OneStageFederatedScreener(n_features_keep=5, statistic=stat, n_parties=3).fit(X, y)
+        cen = CentralizedSIS(n_features_keep=5, statistic=stat).fit(X, y)
+        assert set(one.get_support(indices=True)) == set(cen.get_support(indices=True))
+        np.testing.assert_allclose(one.feature_scores_, cen.feature_scores_, rtol=1e-2, atol=1e-6)
+    # all groups kept -> two-stage selects what one-stage selects
+    two = VerticalFederatedScreener(n_groups_keep=1.0, n_features_keep=5, group_size=4, n_parties=3).fit(X, y)
+    one = OneStageFederatedScreener(n_features_keep=5, n_parties=3).fit(X, y)
+    assert two.get_support().tolist() == one.get_support().tolist()
+
+
+def test_scores_comparable_across_integer_and_fixed_point_parties():
+    # guards: a fixed-point party's scores are divided back by its 2^16 scale (else it would win every rank)
+    rng = np.random.default_rng(0)
+    y = np.r_[np.ones(30, int), np.zeros(170, int)]
+    x = (rng.random(200) < 0.2 + 0.3 * y).astype(int)
+    vfs = OneStageFederatedScreener(n_features_keep=1).fit([x[:, None], 0.5 * x[:, None] + 1e-3], y)
+    np.testing.assert_allclose(vfs.feature_scores_[1], 0.5 * vfs.feature_scores_[0], rtol=1e-4)
+    assert vfs.get_support(indices=True).tolist() == [0]

@@ -70,6 +70,9 @@ class StatisticMessage:
         ``Enc(D_u)``, ``D_u = n_s T_u - n1 S_u``.
     sums, sq_sums : numpy.ndarray of int (object), shape (m,)
         ``S_u = sum_i u_i`` and ``Q_u = sum_i u_i^2`` over the sampled rows.
+    encoding_scale : int
+        Fixed-point scale of the sender's integer encoding (1 for integer data); the active party
+        divides by it so scores of parties with different encodings are comparable.
     """
 
     party: str
@@ -78,6 +81,7 @@ class StatisticMessage:
     enc_diff: EncryptedVector
     sums: np.ndarray
     sq_sums: np.ndarray
+    encoding_scale: int = 1
 
     @property
     def n_ciphertexts(self) -> int:
@@ -86,6 +90,10 @@ class StatisticMessage:
     @property
     def n_integers(self) -> int:
         return 3 * len(self.ids)
+
+
+def _as_floats(values) -> np.ndarray:
+    return np.array([float(v) for v in np.asarray(values, dtype=object).ravel()], dtype=float)
 
 
 def encode_integer_columns(X, precision_bits: int = 16) -> tuple[sp.csc_matrix, int]:
@@ -219,7 +227,8 @@ class PassiveParty:
         sq = _exact_column_sums(U, power=2)
         # Enc(D_u) = n_s * Enc(T_u) + (-n1 * S_u)
         enc_d = backend.affine(enc_t, n_s, -msg.n_pos * sums, meter)
-        return StatisticMessage(self.name, level, np.asarray(ids, dtype=np.int64), enc_d, sums, sq)
+        ids = np.asarray(ids, dtype=np.int64)
+        return StatisticMessage(self.name, level, ids, enc_d, sums, sq, self.encoding_scale)
 
     def group_statistics(
         self, msg: LabelMessage, backend, meter: CostMeter | None = None
@@ -348,7 +357,12 @@ class ActiveParty:
             raise TypeError(f"`msg` must be a StatisticMessage, got {type(msg).__name__}")
         D = self._backend.decrypt_vector(msg.enc_diff, meter)
         lab = self.label_message()
-        scores = np.asarray(self.statistic(D, msg.sums, msg.sq_sums, lab.n_pos, lab.n_neg), dtype=float)
+        D_, S_, Q_ = D, msg.sums, msg.sq_sums
+        if msg.encoding_scale != 1:  # back to the features' own units (fixed-point encoded parties)
+            c = float(msg.encoding_scale)
+            D_, S_ = _as_floats(D) / c, _as_floats(S_) / c
+            Q_ = _as_floats(Q_) / c**2
+        scores = np.asarray(self.statistic(D_, S_, Q_, lab.n_pos, lab.n_neg), dtype=float)
         if scores.shape != (len(D),):
             raise ValueError(f"`statistic` returned shape {scores.shape}, expected ({len(D)},)")
         return D, scores
