@@ -177,10 +177,13 @@ def _confidence(n: int, delta: float, union: float) -> float:
     return 3.0 * math.sqrt((math.log(2.0 / delta) + union) / (2.0 * n))
 
 
-def _dyadic_cost(x: float) -> float:
+def _dyadic_cost(x: float, log2_x: float | None = None) -> float:
     """Union-bound cost of choosing a scale ``x`` after training from the dyadic grid ``2^j`` with weights
-    ``~ 1 / (|j| + 1)(|j| + 2)``: about ``2 log(2 + |log2 x|)`` (reconstructed bookkeeping)."""
-    return 2.0 * math.log(2.0 + abs(math.log2(x)))
+    ``~ 1 / (|j| + 1)(|j| + 2)``: about ``2 log(2 + |log2 x|)`` (reconstructed bookkeeping). Pass ``log2_x``
+    instead of ``x`` when ``x`` itself would overflow (``||A||_{S_p}`` at tiny p)."""
+    if log2_x is None:
+        log2_x = math.log2(x)
+    return 2.0 * math.log(2.0 + abs(log2_x))
 
 
 def _scale_union(spectra, data) -> float:
@@ -308,7 +311,10 @@ def schatten_rank_bound(
     for q in grid:
         cf = _schatten_closed_form(spectra, data, q)
         # the Schatten level M_l of each layer is also chosen after training
-        union = union_base + sum(_dyadic_cost(float(np.sum(l.sv**q)) ** (1 / q)) for l in spectra)
+        # log2 ||A||_{S_q} = log2 sigma_1 + log2(r_q) / q, kept in logs (it overflows at tiny q)
+        union = union_base + sum(
+            _dyadic_cost(0.0, math.log2(l.spectral) + math.log2(l.effective_rank(q)) / q) for l in spectra
+        )
         gap = 2 * cf["rad"] + _confidence(data.n, delta, union)
         per_p[q] = (gap, cf, union)
     q_best = min(per_p, key=lambda q: per_p[q][0])

@@ -174,6 +174,7 @@ def _np(t) -> np.ndarray:
 
 
 def _record(model, example_input):
+    """Forward once in eval mode with hooks on every leaf; replay the chain in eval mode too."""
     calls = []
     hooks = []
     for name, mod in model.named_modules():
@@ -186,11 +187,14 @@ def _record(model, example_input):
     try:
         with torch.no_grad():
             y = model(example_input)
+        for h in hooks:
+            h.remove()
+        replayed = _replay(calls, example_input)
     finally:
         for h in hooks:
             h.remove()
         model.train(was_training)
-    return calls, y
+    return calls, y, replayed
 
 
 def _replay(calls, x):
@@ -248,7 +252,7 @@ def extract_layers(model, example_input, init_model=None, strict: bool = True) -
         raise TypeError(f"`model` must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(example_input, torch.Tensor) or example_input.ndim < 2:
         raise TypeError("`example_input` must be a torch.Tensor with a leading batch dimension")
-    calls, y = _record(model, example_input)
+    calls, y, replayed = _record(model, example_input)
     layers: list[LayerInfo] = []
     problems: list[str] = []
     for name, mod, inp, out in calls:
@@ -311,7 +315,6 @@ def extract_layers(model, example_input, init_model=None, strict: bool = True) -
                 "not 1-Lipschitz as configured" if isinstance(mod, _ELEMENTWISE + _POOLS) else "unsupported"
             )
             problems.append(f"{name or '<root>'} ({kind}: {reason})")
-    replayed = _replay(calls, example_input)
     if replayed is None or replayed.shape != y.shape or not torch.allclose(replayed, y, rtol=1e-4, atol=1e-5):
         problems.append(
             "<chain> (replaying the modules in call order does not reproduce the output: "
