@@ -1,0 +1,355 @@
+"""Simulated cohorts: coalescent genotypes (msprime) and multitask liability-threshold phenotypes.
+
+Genotypes come from ``msprime`` (real coalescent LD structure, optionally two ancestries that split
+``split_time`` generations ago). Phenotypes are a liability-threshold model with additive effects
+plus local pairwise interactions (epistasis) between SNPs a few positions apart, correlated across
+diseases, binarised at each disease's prevalence. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from neurips25.extras import require
+
+__all__ = [
+    "Cohort",
+    "GenotypeDataset",
+    "simulate_genotypes",
+    "simulate_phenotypes",
+    "simulate_cohort",
+    "standardize_genotypes",
+]
+
+
+@dataclasses.dataclass
+class Cohort:
+    """A genotyped cohort with phenotypes.
+
+    Attributes
+    ----------
+    dosages : np.ndarray
+        int8 ``[N, L]`` allele counts in {0, 1, 2}, ``-1`` = missing.
+    labels : np.ndarray
+        float32 ``[N, T]`` disease status (0/1).
+    covariates : np.ndarray
+        float32 ``[N, C]`` (sex, PC1).
+    ancestry : np.ndarray
+        int ``[N]`` population index (0 = majority).
+    chromosome, position : np.ndarray
+        ``[L]`` chromosome number and base-pair position of each SNP.
+    truth : dict
+        The planted genetic architecture (causal SNPs, effects, interacting pairs, liabilities).
+    """
+
+    dosages: np.ndarray
+    labels: np.ndarray
+    covariates: np.ndarray
+    ancestry: np.ndarray
+    chromosome: np.ndarray
+    position: np.ndarray
+    truth: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def n_individuals(self) -> int:
+        return self.dosages.shape[0]
+
+    def subset(self, index) -> Cohort:
+        """The individuals ``index`` (SNP annotations and truth are shared)."""
+        index = np.asarray(index)
+        return dataclasses.replace(self, dosages=self.dosages[index], labels=self.labels[index],
+                                   covariates=self.covariates[index], ancestry=self.ancestry[index])
+
+    def dataset(self) -> GenotypeDataset:
+        return GenotypeDataset(self.dosages, self.labels, self.covariates)
+
+
+class GenotypeDataset(torch.utils.data.Dataset):
+    """Torch dataset of (dosages ``[L]`` long, labels ``[T]`` float, covariates ``[C]`` float).
+
+    Validates once: dosages in {-1, 0, 1, 2}, labels 0/1 without NaN, matching lengths.
+    """
+
+    def __init__(self, dosages, labels, covariates=None):
+        d = np.asarray(dosages)
+        if d.ndim != 2:
+            raise ValueError(f"`dosages` must be 2-D [N, L], got shape {d.shape}")
+        if d.dtype.kind == "f" and np.isnan(d).any():
+            raise ValueError("`dosages` contains NaN; code missing genotypes as -1")
+        if d.size and (d.min() < -1 or d.max() > 2 or (d.dtype.kind == "f" and (d != np.round(d)).any())):
+            raise ValueError("`dosages` must hold values in {-1 (missing), 0, 1, 2}")
+        y = np.asarray(labels, dtype=np.float32)
+        if y.ndim == 1:
+            y = y[:, None]
+        if y.ndim != 2 or y.shape[0] != d.shape[0]:
+            raise ValueError(f"`labels` must be [N, T] with N={d.shape[0]}, got shape {y.shape}")
+        if np.isnan(y).any():
+            raise ValueError("`labels` contains NaN phenotypes; drop or impute those individuals first")
+        if not np.isin(y, (0.0, 1.0)).all():
+            raise ValueError("`labels` must be binary (0/1)")
+        self.dosages = torch.as_tensor(d.astype(np.int8))
+        self.labels = torch.as_tensor(y)
+        if covariates is None:
+            self.covariates = torch.zeros(d.shape[0], 0)
+        else:
+            c = np.asarray(covariates, dtype=np.float32)
+            if c.ndim != 2 or c.shape[0] != d.shape[0] or not np.isfinite(c).all():
+                raise ValueError(f"`covariates` must be finite [N, C] with N={d.shape[0]}, "
+                                 f"got shape {c.shape}")
+            self.covariates = torch.as_tensor(c)
+
+    def __len__(self) -> int:
+        return self.dosages.shape[0]
+
+    def __getitem__(self, i):
+        return self.dosages[i], self.labels[i], self.covariates[i]
+
+
+def simulate_genotypes(n_individuals: int | Sequence[int], n_snps: int, n_chromosomes: int = 2,
+                       chromosome_length: float = 1e6, maf_min: float = 0.05, split_time: float = 1500.0,
+                       population_sizes: Sequence[float] = (10_000, 5_000), recombination_rate: float = 1e-8,
+                       mutation_rate: float = 1.25e-8, seed: int = 0):
+    """Coalescent genotypes for one or two ancestries.
+
+    Parameters
+    ----------
+    n_individuals : int or sequence of int
+        Diploid individuals; a pair ``(n_major, n_minor)`` simulates two populations that split
+        ``split_time`` generations ago (sizes ``population_sizes``).
+    n_snps : int
+        SNPs kept, split evenly over chromosomes: common variants (MAF > ``maf_min`` in the whole
+        sample), thinned evenly along each chromosome.
+    n_chromosomes : int, default=2
+        Independent chromosomes (separate msprime runs).
+    chromosome_length : float, default=1e6
+        Base pairs per chromosome.
+    seed : int
+        Drives every msprime call.
+
+    Returns
+    -------
+    dosages : np.ndarray
+        int8 ``[N, n_snps]``, individuals of population 0 first.
+    ancestry : np.ndarray
+        int ``[N]``.
+    chromosome, position : np.ndarray
+        ``[n_snps]``.
+    """
+    msprime = require("msprime", "genomics")
+    sizes = [int(n_individuals)] if np.isscalar(n_individuals) else [int(n) for n in n_individuals]
+    if not 1 <= len(sizes) <= 2 or min(sizes) < 1:
+        raise ValueError(f"`n_individuals` must be a positive int or a pair of them, got {n_individuals!r}")
+    if n_snps < n_chromosomes or n_chromosomes < 1:
+        raise ValueError(f"`n_snps` ({n_snps}) must be >= `n_chromosomes` ({n_chromosomes}) >= 1")
+    if not 0 <= maf_min < 0.5:
+        raise ValueError(f"`maf_min` must be in [0, 0.5), got {maf_min}")
+    if len(sizes) == 1:
+        kwargs = {"samples": sizes[0], "population_size": population_sizes[0]}
+    else:
+        dem = msprime.Demography()
+        dem.add_population(name="major", initial_size=population_sizes[0])
+        dem.add_population(name="minor", initial_size=population_sizes[1])
+        dem.add_population(name="ancestral", initial_size=population_sizes[0])
+        dem.add_population_split(time=split_time, derived=["major", "minor"], ancestral="ancestral")
+        kwargs = {"samples": {"major": sizes[0], "minor": sizes[1]}, "demography": dem}
+    rng = np.random.default_rng(seed)
+    per_chrom = np.full(n_chromosomes, n_snps // n_chromosomes)
+    per_chrom[: n_snps % n_chromosomes] += 1
+    blocks, chrom, pos = [], [], []
+    for c in range(n_chromosomes):
+        s1, s2 = (int(x) for x in rng.integers(1, 2**31 - 1, size=2))
+        ts = msprime.sim_ancestry(sequence_length=chromosome_length, recombination_rate=recombination_rate,
+                                  ploidy=2, random_seed=s1, **kwargs)
+        ts = msprime.sim_mutations(ts, rate=mutation_rate, random_seed=s2,
+                                   model=msprime.BinaryMutationModel())  # biallelic sites only
+        kept, kept_pos = [], []
+        for var in ts.variants():
+            hap = var.genotypes
+            dos = hap[0::2] + hap[1::2]  # sample nodes 2i, 2i+1 belong to individual i
+            f = dos.mean() / 2
+            if maf_min < f < 1 - maf_min:
+                kept.append(dos.astype(np.int8))
+                kept_pos.append(var.site.position)
+        if len(kept) < per_chrom[c]:
+            raise ValueError(f"chromosome {c + 1} has only {len(kept)} SNPs with MAF > {maf_min}; "
+                             f"increase `chromosome_length` or lower `n_snps`")
+        pick = np.round(np.linspace(0, len(kept) - 1, per_chrom[c])).astype(int)
+        blocks.append(np.stack([kept[i] for i in pick], axis=1))
+        chrom.append(np.full(per_chrom[c], c + 1))
+        pos.append(np.asarray(kept_pos)[pick].astype(np.int64))
+    ancestry = np.repeat(np.arange(len(sizes)), sizes)
+    return np.concatenate(blocks, axis=1), ancestry, np.concatenate(chrom), np.concatenate(pos)
+
+
+def standardize_genotypes(dosages: np.ndarray, freq: np.ndarray | None = None):
+    """Centre and scale dosages by allele frequency (missing -> 0). Returns (Z float32, freq)."""
+    d = np.asarray(dosages)
+    obs = d >= 0
+    if freq is None:
+        freq = np.where(obs, d, 0).sum(0) / np.maximum(2 * obs.sum(0), 1)
+    sd = np.sqrt(np.maximum(2 * freq * (1 - freq), 1e-8))
+    z = np.where(obs, (d - 2 * freq) / sd, 0.0)
+    return z.astype(np.float32), freq
+
+
+def _correlated_effects(rng, n: int, n_tasks: int, genetic_corr: float) -> np.ndarray:
+    cov = np.full((n_tasks, n_tasks), genetic_corr) + (1 - genetic_corr) * np.eye(n_tasks)
+    return rng.multivariate_normal(np.zeros(n_tasks), cov, size=n)
+
+
+def _scale_to(g: np.ndarray, variance: float) -> np.ndarray:
+    g = g - g.mean(0)
+    sd = g.std(0)
+    return np.where(sd > 0, g / np.where(sd > 0, sd, 1) * np.sqrt(variance), 0.0)
+
+
+def simulate_phenotypes(dosages: np.ndarray, n_tasks: int = 6, h2: float = 0.4,
+                        genetic_corr: float | Sequence[float] = (0.3, 0.6),
+                        prevalence: Sequence[float] | float = (0.05, 0.2), epistasis_frac: float = 0.5,
+                        causal_frac: float = 0.05, pairs_per_snp: float = 1 / 32, window: int = 8,
+                        sex: np.ndarray | None = None, sex_var: float = 0.02, chromosome=None,
+                        seed: int = 0):
+    """Liability-threshold phenotypes with additive and local epistatic genetic effects.
+
+    ``liability_t = a_t + e_t + s_t + noise``, where ``a_t = Z[:, C] beta_t`` (additive, variance
+    ``(1 - f) h2``), ``e_t = sum_p gamma_pt z_i(p) z_j(p)`` over interacting pairs ``|i - j| <= window``
+    on one chromosome (variance ``f h2``, ``f = epistasis_frac``), ``s_t`` a sex effect and Gaussian
+    noise. Effects of the T diseases share SNPs and are drawn with genetic correlation ``rho``.
+    Disease t is the top ``prevalence_t`` of ``liability_t``.
+
+    Parameters
+    ----------
+    dosages : np.ndarray
+        ``[N, L]`` in {-1, 0, 1, 2}.
+    n_tasks : int
+        T diseases.
+    h2 : float
+        Liability-scale heritability.
+    genetic_corr : float or (low, high)
+        Correlation of effects between diseases; a range draws one value per pair of diseases from
+        it (the matrix is made positive definite by clipping eigenvalues).
+    prevalence : float or sequence
+        One per disease, or ``(low, high)`` spread geometrically over the T diseases.
+    epistasis_frac : float
+        Share f of the genetic variance from interacting pairs (0 = purely additive).
+    causal_frac, pairs_per_snp : float
+        Causal additive SNPs and interacting pairs per SNP.
+    window : int
+        Maximum SNP-index distance inside a pair.
+    sex : np.ndarray, optional
+        ``[N]`` 0/1; its effect explains ``sex_var`` of the liability.
+    chromosome : np.ndarray, optional
+        ``[L]``; pairs never span chromosomes.
+    seed : int
+
+    Returns
+    -------
+    labels : np.ndarray
+        float32 ``[N, T]``.
+    truth : dict
+        ``causal``, ``beta``, ``pairs``, ``gamma``, ``liability``, ``prevalence``, ``genetic_corr``.
+    """
+    d = np.asarray(dosages)
+    if d.ndim != 2:
+        raise ValueError(f"`dosages` must be [N, L], got shape {d.shape}")
+    if not 0 < h2 < 1:
+        raise ValueError(f"`h2` must be in (0, 1), got {h2}")
+    if not 0 <= epistasis_frac <= 1:
+        raise ValueError(f"`epistasis_frac` must be in [0, 1], got {epistasis_frac}")
+    if window < 1:
+        raise ValueError(f"`window` must be >= 1, got {window}")
+    rng = np.random.default_rng(seed)
+    N, L = d.shape
+    if np.isscalar(prevalence):
+        prev = np.full(n_tasks, float(prevalence))
+    elif len(prevalence) == 2 and n_tasks != 2:
+        prev = np.geomspace(prevalence[0], prevalence[1], n_tasks)
+    else:
+        prev = np.asarray(prevalence, dtype=float)
+    if prev.shape != (n_tasks,) or not ((prev > 0) & (prev < 1)).all():
+        raise ValueError(f"`prevalence` must give {n_tasks} values in (0, 1), got {prevalence!r}")
+    if np.isscalar(genetic_corr):
+        rho = np.full((n_tasks, n_tasks), float(genetic_corr))
+    else:
+        lo, hi = genetic_corr
+        rho = np.zeros((n_tasks, n_tasks))
+        iu = np.triu_indices(n_tasks, 1)
+        rho[iu] = rng.uniform(lo, hi, size=len(iu[0]))
+        rho = rho + rho.T
+    np.fill_diagonal(rho, 1.0)
+    w, V = np.linalg.eigh(rho)
+    rho = (V * np.clip(w, 1e-3, None)) @ V.T
+    rho = rho / np.sqrt(np.outer(np.diag(rho), np.diag(rho)))
+    chol = np.linalg.cholesky(rho)
+    z, _ = standardize_genotypes(d)
+
+    n_causal = max(1, int(round(causal_frac * L)))
+    causal = np.sort(rng.choice(L, size=n_causal, replace=False))
+    beta = rng.standard_normal((n_causal, n_tasks)) @ chol.T
+    additive = _scale_to(z[:, causal] @ beta, (1 - epistasis_frac) * h2)
+
+    chrom = np.ones(L, dtype=int) if chromosome is None else np.asarray(chromosome)
+    n_pairs = max(1, int(round(pairs_per_snp * L))) if epistasis_frac > 0 else 0
+    pairs = np.zeros((0, 2), dtype=int)
+    if n_pairs:
+        first = rng.choice(L - 1, size=4 * n_pairs)
+        second = first + rng.integers(1, window + 1, size=first.size)
+        ok = (second < L) & (chrom[first] == chrom[np.minimum(second, L - 1)])
+        pairs = np.stack([first[ok], second[ok]], axis=1)[:n_pairs]
+    gamma = rng.standard_normal((len(pairs), n_tasks)) @ chol.T
+    epistatic = np.zeros((N, n_tasks))
+    if len(pairs):
+        epistatic = _scale_to((z[:, pairs[:, 0]] * z[:, pairs[:, 1]]) @ gamma, epistasis_frac * h2)
+
+    sex_term = np.zeros((N, 1))
+    if sex is not None:
+        sex_term = _scale_to(np.asarray(sex, dtype=float)[:, None], sex_var)
+    noise = rng.standard_normal((N, n_tasks)) * np.sqrt(1 - h2 - (sex_var if sex is not None else 0))
+    liability = additive + epistatic + sex_term + noise
+    thresholds = np.array([np.quantile(liability[:, t], 1 - prev[t]) for t in range(n_tasks)])
+    labels = (liability > thresholds).astype(np.float32)
+    truth = {"causal": causal, "beta": beta, "pairs": pairs, "gamma": gamma, "liability": liability,
+             "additive": additive, "epistatic": epistatic, "prevalence": prev, "genetic_corr": rho}
+    return labels, truth
+
+
+def simulate_cohort(n_individuals: int | Sequence[int], n_snps: int, n_tasks: int = 6, *,
+                    epistasis_frac: float = 0.5, h2: float = 0.4, prevalence=(0.05, 0.2),
+                    genetic_corr=(0.3, 0.6), window: int = 8, missing_rate: float = 0.0,
+                    n_chromosomes: int = 2, chromosome_length: float = 1e6, seed: int = 0,
+                    **phenotype_kwargs) -> Cohort:
+    """Genotypes (:func:`simulate_genotypes`) + phenotypes (:func:`simulate_phenotypes`) + covariates.
+
+    Covariates are sex (random, with a small liability effect) and PC1 of the standardised
+    genotypes. ``missing_rate`` sets genotypes to -1 at random after the phenotypes are drawn.
+
+    Examples
+    --------
+    >>> c = simulate_cohort(200, n_snps=64, n_tasks=2, chromosome_length=2e5, seed=1)
+    >>> c.dosages.shape, c.labels.shape, c.covariates.shape
+    ((200, 64), (200, 2), (200, 2))
+    """
+    if not 0 <= missing_rate < 1:
+        raise ValueError(f"`missing_rate` must be in [0, 1), got {missing_rate}")
+    rng = np.random.default_rng(seed)
+    s_geno, s_pheno, s_sex, s_miss = (int(x) for x in rng.integers(0, 2**31 - 1, size=4))
+    dosages, ancestry, chrom, pos = simulate_genotypes(
+        n_individuals, n_snps, n_chromosomes=n_chromosomes, chromosome_length=chromosome_length, seed=s_geno)
+    N = dosages.shape[0]
+    sex = np.random.default_rng(s_sex).integers(0, 2, size=N)
+    labels, truth = simulate_phenotypes(dosages, n_tasks, h2=h2, genetic_corr=genetic_corr,
+                                        prevalence=prevalence, epistasis_frac=epistasis_frac, window=window,
+                                        sex=sex, chromosome=chrom, seed=s_pheno, **phenotype_kwargs)
+    z, _ = standardize_genotypes(dosages)
+    u, s, _ = np.linalg.svd(z - z.mean(0), full_matrices=False)
+    pc1 = u[:, 0] * np.sign(u[:, 0].sum() or 1.0)
+    pc1 = (pc1 - pc1.mean()) / (pc1.std() or 1.0)
+    covariates = np.stack([sex.astype(np.float32), pc1.astype(np.float32)], axis=1)
+    if missing_rate > 0:
+        miss = np.random.default_rng(s_miss).random(dosages.shape) < missing_rate
+        dosages = np.where(miss, -1, dosages).astype(np.int8)
+    return Cohort(dosages, labels, covariates, ancestry, chrom, pos, truth)
