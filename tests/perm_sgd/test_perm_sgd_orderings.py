@@ -283,3 +283,18 @@ def test_observe_many_validates_like_observe():
         p.observe_many(order[:3], np.ones((3, 3)))
     with pytest.raises(ValueError, match="4 elements per unit"):
         p.observe_many(order[3:5], np.ones((2, 4)))
+
+
+@pytest.mark.parametrize("n", [61, 64])
+def test_pairgrab_observe_many_equals_sequential(n):
+    # blocks that start mid-pair and end mid-pair must give the sequential pair walk
+    G = np.random.default_rng(1).normal(size=(n, 5))
+    seq, blk = PairGraB(n, seed=2), PairGraB(n, seed=2)
+    for _ in range(3):
+        a, b = seq.next_epoch(), blk.next_epoch()
+        assert np.array_equal(a, b)
+        for i in a:
+            seq.observe(int(i), G[i])
+        for start in range(0, n, 7):
+            blk.observe_many(b[start:start + 7], G[b[start:start + 7]])
+    assert np.array_equal(seq.next_epoch(), blk.next_epoch())

@@ -637,6 +637,38 @@ class PairGraB(_Balancer):
         self._place(index, front=not first_front)
         self._cache_index = -1
 
+    def _observe_many(self, position: int, indices: np.ndarray, G: Any) -> None:
+        B = len(indices)
+        start = 0
+        if position % 2 == 1:  # complete the pair left pending by the previous call
+            self._observe(position, int(indices[0]), G[0])
+            start = 1
+        n_pairs = (B - start) // 2
+        if n_pairs > 0:
+            P = self._prepare(G[start:start + 2 * n_pairs])
+            if self._s is None:
+                self._s, self._cache = _zeros_like(P[0]), _zeros_like(P[0])
+            D = P[0::2] - P[1::2]  # d_t = g_first - g_second, (n_pairs, d)
+            # <s_t, d_t> = <s, d_t> + sum_{j<t} eps_j <d_j, d_t>: one Gram matrix, then a scalar loop
+            dots0, gram = D @ self._s, D @ D.T
+            if _is_torch(D):
+                dots0, gram = dots0.double().cpu().numpy(), gram.double().cpu().numpy()
+            if not (np.isfinite(dots0).all() and np.isfinite(gram).all()):
+                raise ValueError(f"PairGraB.observe_many: grads contain NaN or inf (epoch {self.epoch})")
+            eps = np.empty(n_pairs)
+            corr = np.zeros(n_pairs)
+            for t in range(n_pairs):
+                first_front = dots0[t] + corr[t] <= 0.0
+                eps[t] = 1.0 if first_front else -1.0
+                corr += eps[t] * gram[t]
+                a, b = int(indices[start + 2 * t]), int(indices[start + 2 * t + 1])
+                self._place(a, front=first_front)
+                self._place(b, front=not first_front)
+            self._s += _like(eps, self._s) @ D
+            self._cache_index = -1
+        for k in range(start + 2 * n_pairs, B):  # a trailing unit opens the next pair (or is the odd last)
+            self._observe(position + k, int(indices[k]), G[k])
+
     def _end_epoch(self, observed: int) -> None:
         if self._s is not None:
             _zero(self._s)

@@ -105,8 +105,9 @@ def balanced_order(policy, V: np.ndarray, epochs: int) -> tuple[np.ndarray, list
     for _ in range(epochs):
         order = policy.next_epoch()
         phis.append(order_error(V, order))
-        for i in order:
-            policy.observe(int(i), V[i])
+        for start in range(0, len(order), 32):  # block observe: same walk, fewer Python calls
+            block = order[start:start + 32]
+            policy.observe_many(block, V[block])
     order = policy.next_epoch()
     phis.append(order_error(V, order))
     return order, phis
@@ -390,8 +391,10 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     a = experiment_order_error(cfg, seed)
     ta = time.perf_counter() - t0
     s = a["slopes"]
-    c1.judge(abs(s["IG (sorted)"] - 1) <= 0.1 and abs(s["RR"] - 0.5) <= 0.1 and s["GraB"] < 0.2
-             and s["PairGraB"] < 0.2, measured={"slopes": s},
+    parts = {"IG": abs(s["IG (sorted)"] - 1) <= 0.1, "RR": abs(s["RR"] - 0.5) <= 0.1, "GraB": s["GraB"] < 0.2,
+             "PairGraB": s["PairGraB"] < 0.2}
+    ig_tail = loglog_slope(cfg.toy_ns[-3:], a["median_phi"]["IG (sorted)"][-3:])
+    c1.judge(all(parts.values()), measured={"slopes": s, "passed": parts, "IG_slope_last3_n": ig_tail},
              note=f"z ~ U[0,1]^{cfg.toy_dim} centred, n = {cfg.toy_ns[0]}..{cfg.toy_ns[-1]}, "
              f"{cfg.toy_seeds} seed(s); GraB/PairGraB after {cfg.toy_epochs} balancing epochs on the same "
              "vectors (each reorder halves the previous order's share, so ~log2(sqrt n) epochs are needed)")
@@ -421,14 +424,18 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                        "grab_state_bytes": c["grab_state_bytes"], "n_x_d_bytes": c["n_by_d_float32_bytes"]},
              note=f"64-{cfg.mlp_hidden}-10 tanh MLP on {c['n']} digits, batch {cfg.mlp_batch} with "
              f"per-example GraB (torch.func), {cfg.mlp_epochs} epochs (paper scale 30), "
-             f"{cfg.mlp_seeds} seed(s), lr grid {cfg.mlp_lrs}")
+             f"{cfg.mlp_seeds} seed(s), lr grid {cfg.mlp_lrs}"
+             + ("; a tuned lr sits at the grid's edge"
+                if len(cfg.mlp_lrs) > 1 and any(v in (cfg.mlp_lrs[0], cfg.mlp_lrs[-1])
+                                                for v in c["best_lr"].values()) else ""))
 
     t0 = time.perf_counter()
     d = experiment_fl(cfg, seed)
     td = time.perf_counter() - t0
     md = d["median_final_loss"]
     c4.judge(md["RR"] < md["uniform"] and md["GraB"] <= md["RR"],
-             measured={f"loss_{k}": v for k, v in md.items()},
+             measured={**{f"loss_{k}": v for k, v in md.items()},
+                       "phi_last_cycle": {k: v[-1] for k, v in d["phi_median"].items()}},
              note=f"softmax regression, digits split by label (2 labels per client) over {cfg.fl_clients} "
              f"clients, {cfg.fl_per_round} per round, {cfg.fl_local_steps} local full-gradient steps, "
              f"{cfg.fl_rounds} rounds, {cfg.fl_seeds} seed(s)")
