@@ -93,19 +93,25 @@ def neighborhood_indices(length: int, kernel_size: int, dilation: int = 1) -> to
     return g[:, None] + dilation * (starts[:, None] + torch.arange(kernel_size)[None, :])
 
 
-def neighborhood_mask(length: int, kernel_size: int, dilation: int = 1) -> torch.Tensor:
-    """Boolean ``[L, L]`` mask, True where query ``i`` may attend key ``j`` (for tests and dense use)."""
-    idx = neighborhood_indices(length, kernel_size, dilation)
-    mask = torch.zeros(length, length, dtype=torch.bool)
-    mask[torch.arange(length)[:, None], idx] = True
-    return mask
+def neighborhood_mask(length: int, kernel_size: int, dilation: int = 1, device=None) -> torch.Tensor:
+    """Boolean ``[L, L]`` mask, True where query ``i`` may attend key ``j`` (for tests and dense use).
+
+    Built by broadcasting (same group ``j % d == i % d`` and ``start_i <= j // d < start_i + k``),
+    so it can also be traced on the ``meta`` device without allocating L x L memory.
+    """
+    _check_window(length, kernel_size, dilation)
+    i = torch.arange(length, device=device)
+    starts = _window_starts(length, kernel_size, dilation, device=device)[i % dilation, i // dilation]
+    same_group = (i[:, None] % dilation) == (i[None, :] % dilation)
+    offset = (i[None, :] // dilation) - starts[:, None]
+    return same_group & (offset >= 0) & (offset < kernel_size)
 
 
 def reference_neighborhood_attention(q, k, v, kernel_size: int, dilation: int = 1, scale=None):
     """Dense attention with the neighborhood mask: the O(L^2) oracle for :func:`neighborhood_attention`."""
     length = q.shape[-2]
     scale = q.shape[-1] ** -0.5 if scale is None else scale
-    mask = neighborhood_mask(length, kernel_size, dilation).to(q.device)
+    mask = neighborhood_mask(length, kernel_size, dilation, device=q.device)
     scores = (q @ k.transpose(-1, -2)) * scale
     scores = scores.masked_fill(~mask, float("-inf"))
     return scores.softmax(dim=-1) @ v
