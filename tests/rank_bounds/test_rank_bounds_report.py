@@ -80,3 +80,30 @@ def test_smoke_reproduction(tmp_path):
     assert {"bounds_vs_width.png", "effective_rank_vs_weight_decay.png"} <= {
         f.split("/")[-1] for f in res["figures"]
     }
+
+
+def test_path_norm_of_linear_chain_matches_hand_sum():
+    # phi_2^2 = sum over input->output paths of the product of squared weights (biases as paths from a 1)
+    from neurips25.rank_bounds import extract_layers, path_norm
+
+    net = torch.nn.Sequential(
+        torch.nn.Linear(2, 2, bias=False), torch.nn.ReLU(), torch.nn.Linear(2, 1, bias=False)
+    )
+    with torch.no_grad():
+        net[0].weight.copy_(torch.tensor([[1.0, 2.0], [3.0, 0.5]]))
+        net[2].weight.copy_(torch.tensor([[2.0, -1.0]]))
+    W1, W2 = net[0].weight.detach().numpy() ** 2, net[2].weight.detach().numpy() ** 2
+    assert path_norm(extract_layers(net, torch.zeros(1, 2))) == pytest.approx(np.sqrt((W2 @ W1).sum()))
+
+
+def test_path_norm_runs_on_conv_chains():
+    from neurips25.rank_bounds import extract_layers, path_norm
+
+    for mode in ("zeros", "circular"):
+        net = torch.nn.Sequential(
+            torch.nn.Conv2d(2, 3, 3, padding=1, padding_mode=mode),
+            torch.nn.ReLU(),
+            torch.nn.Flatten(),
+            torch.nn.Linear(3 * 16, 2),
+        )
+        assert np.isfinite(path_norm(extract_layers(net, torch.zeros(1, 2, 4, 4))))

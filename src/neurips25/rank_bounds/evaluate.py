@@ -112,18 +112,17 @@ def path_norm(layers: list[LayerInfo]) -> float:
                 x = F.linear(x.reshape(1, -1), W, b)
             else:
                 h = x.reshape((1,) + tuple(layer.in_shape))
-                conv = h.ndim == 3
-                if conv:  # Conv1d stored with kh = 1
-                    x = F.conv1d(
-                        h,
-                        W[:, :, 0, :],
-                        b,
-                        stride=layer.stride[1],
-                        padding=(layer.grid[1] - h.shape[-1]) // 2,
+                if h.ndim == 3:  # Conv1d, stored with kh = 1
+                    h = h[:, :, None, :]
+                if layer.exact_spectrum:  # circular 'same' convolution: wrap around, then no padding
+                    kh, kw = W.shape[2:]
+                    h = F.pad(
+                        h, ((kw - 1) // 2, (kw - 1) // 2, (kh - 1) // 2, (kh - 1) // 2), mode="circular"
                     )
-                else:
+                    pad = (0, 0)
+                else:  # zero padding: the grid is the padded input
                     pad = tuple((g - n) // 2 for g, n in zip(layer.grid, h.shape[-2:]))
-                    x = F.conv2d(h, W, b, stride=layer.stride, padding=pad)
+                x = F.conv2d(h, W, b, stride=layer.stride, padding=pad)
             for m in layer.post:
                 if isinstance(
                     m,
