@@ -19,3 +19,15 @@ def test_sampler_docstring_examples():
 
     result = doctest.testmod(sampler, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_missing_torch_names_the_extra(monkeypatch):
+    # the torch-only names fail with an ImportError that says which extra to install
+    import sys
+
+    import neurips25.perm_sgd as ps
+
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.delitem(sys.modules, "neurips25.perm_sgd.sampler", raising=False)
+    with pytest.raises(ImportError, match=r"neurips25\[torch\]"):
+        ps.PermutationSampler  # noqa: B018
