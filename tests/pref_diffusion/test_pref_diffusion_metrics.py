@@ -15,9 +15,9 @@ from neurips25.pref_diffusion import (
 
 
 def test_hv_hand_computed_2d_and_3d():
-    # staircase of 3 points with reference (2, 2): 1x... boxes computed by hand = 1*2 ... union area 2.5 + ...
+    # staircase of 3 points, reference (2, 2): union of [0,2]x[1,2], [0.5,2]x[0.5,2], [1,2]x[0,2]
+    # = 2*1 + 1.5*0.5 + 1*0.5 = 3.25
     F = np.array([[0.0, 1.0], [0.5, 0.5], [1.0, 0.0]])
-    # union of [0,2]x[1,2], [0.5,2]x[0.5,2], [1,2]x[0,2] = 2*1 + 1.5*0.5 + 1*0.5 = 3.25
     assert hv(F, ref_factor=2.0) == pytest.approx(3.25)
     assert hv(np.array([[0.0, 0.0, 0.0]]), ref_factor=1.1) == pytest.approx(1.1**3)
 

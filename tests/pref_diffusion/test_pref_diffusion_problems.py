@@ -7,8 +7,8 @@ from neurips25.pref_diffusion import RE21, RE37, get_problem, hv, make_offline_t
 
 
 def test_re21_published_ideal_point():
-    # Tanabe & Ishibuchi's RE21 ideal point is (1237.8414230005742, 0.002761423749158419); f1 is minimal at the
-    # lower bounds, f2 at (3, 3, sqrt 2, 3); at the f1 minimiser f2 equals the published nadir 0.04
+    # Tanabe & Ishibuchi's RE21 ideal point is (1237.8414230005742, 0.002761423749158419); f1 is minimal
+    # at the lower bounds, f2 at (3, 3, sqrt 2, 3); at the f1 minimiser f2 equals the published nadir 0.04
     p = RE21()
     F = p.evaluate(np.array([p.xl, [3.0, 3.0, np.sqrt(2), 3.0]]))
     np.testing.assert_allclose(F[0], [1237.8414230005742, 0.04], rtol=1e-12)
