@@ -87,7 +87,8 @@ class RSPoolAggregation(Aggregation):
             if ptr is None:
                 raise ValueError(f"{owner}: one of `index` or `ptr` is required")
             if ptr.dim() != 1 or ptr.numel() < 1 or int(ptr[-1]) != n or bool((ptr[1:] < ptr[:-1]).any()):
-                raise ValueError(f"{owner}: `ptr` must be a non-decreasing 1-D tensor ending at x.size(0) = {n}")
+                raise ValueError(f"{owner}: `ptr` must be a non-decreasing 1-D tensor ending at "
+                                 f"x.size(0) = {n}")
             counts = ptr[1:] - ptr[:-1]
             index = torch.repeat_interleave(torch.arange(counts.numel(), device=x.device), counts)
         if index.dim() != 1 or index.numel() != n:

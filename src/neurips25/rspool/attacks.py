@@ -62,7 +62,8 @@ def _check_batch(x: Tensor, adj: Tensor, y: Tensor, mask: Tensor | None, owner: 
         raise ValueError(f"{owner}: `adj` must be [B, N, N], got {tuple(getattr(adj, 'shape', ()))}")
     B, N = adj.shape[:2]
     if not isinstance(x, Tensor) or x.dim() != 3 or x.shape[:2] != (B, N):
-        raise ValueError(f"{owner}: `x` must be [B, N, F] = [{B}, {N}, F], got {tuple(getattr(x, 'shape', ()))}")
+        raise ValueError(f"{owner}: `x` must be [B, N, F] = [{B}, {N}, F], got "
+                         f"{tuple(getattr(x, 'shape', ()))}")
     if not isinstance(y, Tensor) or y.shape != (B,):
         raise ValueError(f"{owner}: `y` must be [B] = [{B}], got {tuple(getattr(y, 'shape', ()))}")
     if mask is None:
@@ -112,7 +113,7 @@ def _loss(logits: Tensor, y: Tensor, kind: str) -> Tensor:
     return -(true - other).clamp_min(0.0)
 
 
-def _project(s: Tensor, budget: Tensor, valid: Tensor, iters: int = 40) -> Tensor:
+def _project(s: Tensor, budget: Tensor, valid: Tensor, iters: int = 30) -> Tensor:
     """Euclidean projection of each graph's ``s`` onto ``{0 <= s <= 1, sum s <= budget}``.
 
     Bisection on a shift ``mu`` with ``sum clamp(s - mu, 0, 1) = budget`` (official code), vectorised
@@ -204,7 +205,8 @@ def pgd_structure_attack(model: nn.Module, x: Tensor, adj: Tensor, y: Tensor, ma
     draws = torch.bernoulli(_repeat(s, samples), generator=generator)  # [S*B, N, N]
     feasible = draws.sum((1, 2)) <= _repeat(budget, samples)
     with torch.no_grad():
-        logits = _predict(model, _repeat(x, samples), flip_edges(_repeat(adj, samples), draws), _repeat(mask, samples))
+        perturbed = flip_edges(_repeat(adj, samples), draws)
+        logits = _predict(model, _repeat(x, samples), perturbed, _repeat(mask, samples))
         score = _loss(logits, _repeat(y, samples), loss)
     score = torch.where(feasible, score, torch.full_like(score, float("-inf"))).view(samples, B)
     best = score.argmax(0)
@@ -257,7 +259,8 @@ def random_flip_attack(model: nn.Module, x: Tensor, adj: Tensor, y: Tensor, mask
         valid = valid & (adj == 1)
     keys = torch.rand((queries * B, *adj.shape[1:]), generator=generator)
     chosen = _top_budget(keys, _repeat(budget, queries), _repeat(valid, queries))
-    pred = _predict(model, _repeat(x, queries), flip_edges(_repeat(adj, queries), chosen), _repeat(mask, queries))
+    perturbed = flip_edges(_repeat(adj, queries), chosen)
+    pred = _predict(model, _repeat(x, queries), perturbed, _repeat(mask, queries))
     wrong = (pred.argmax(-1) != _repeat(y, queries)).view(queries, B)
     first = torch.where(wrong.any(0), wrong.float().argmax(0), torch.full((B,), queries - 1))
     pick = chosen.view(queries, B, *adj.shape[1:])[first, torch.arange(B)]
@@ -331,7 +334,8 @@ def genetic_attack(model: nn.Module, x: Tensor, adj: Tensor, y: Tensor, mask: Te
         g1 = genes.gather(1, parents[..., 0:1].expand(B, P, D))
         g2 = genes.gather(1, parents[..., 1:2].expand(B, P, D))
         child = torch.where(torch.rand((B, P, D), generator=generator) < crossover, g2, g1)
-        child = torch.where(torch.rand((B, P, D), generator=generator) < mutation, random_genes((B, P, D)), child)
+        mutate = torch.rand((B, P, D), generator=generator) < mutation
+        child = torch.where(mutate, random_genes((B, P, D)), child)
         child[:, 0] = genes[torch.arange(B), elite]  # elitism
         genes = child
     still = ~broken
@@ -369,7 +373,7 @@ def pgd_feature_attack(model: nn.Module, x: Tensor, adj: Tensor, y: Tensor, mask
 
 
 class _EdgeWeightForward(nn.Module):
-    """Adapts ``GCN.forward(x, edge_index, batch, edge_weight)`` to PRBCD's ``(x, edge_index, edge_weight)``."""
+    """Adapts ``GCN.forward(x, edge_index, batch, edge_weight)`` to PRBCD's call signature."""
 
     def __init__(self, model: nn.Module) -> None:
         super().__init__()

@@ -182,9 +182,11 @@ class GCN(nn.Module):
             elif readout in _READOUTS:
                 readout = _READOUTS[readout]()
             else:
-                raise ValueError(f"GCN: `readout` must be an Aggregation or one of {POOLINGS}, got {readout!r}")
+                raise ValueError(f"GCN: `readout` must be an Aggregation or one of {POOLINGS}, got "
+                                 f"{readout!r}")
         elif not isinstance(readout, Aggregation):
-            raise TypeError(f"GCN: `readout` must be a torch_geometric Aggregation, got {type(readout).__name__}")
+            raise TypeError(f"GCN: `readout` must be a torch_geometric Aggregation, got "
+                            f"{type(readout).__name__}")
         self.readout = readout
         self.readout_scale = 1.0 if isinstance(readout, RSPoolAggregation) else float(readout_scale)
         self.conv1 = GCNConv(in_dim, hidden, bias=bias)
