@@ -7,10 +7,10 @@ has exactly ``n`` pulls. It is defined by two vectorised rules evaluated after e
 - ``stop(n, means, alive) -> bool[R, B]``: whether to stop after round ``n`` (evaluated on the
   survivors left after that round's eliminations).
 
-``n`` (rounds) broadcasts to ``[R, B]`` (it is ``[1, B]`` or ``[R, 1]``), ``means`` ``[R, K, B]`` (empirical means; ``-inf`` for eliminated
-arms) and ``alive`` ``[R, K]``. The batched simulator (``simulate.py``) and the one-episode driver
-below apply the same rules, so a practitioner's A/B test and the 10,000-replication study run the
-same algorithm.
+``n`` (rounds) broadcasts to ``[R, B]`` (it is ``[1, B]`` or ``[R, 1]``), ``means`` is
+``[R, K, B]`` (empirical means; ``-inf`` for eliminated arms) and ``alive`` is ``[R, K]``.
+The batched simulator (``simulate.py``) and the one-episode driver below apply the same rules,
+so a practitioner's A/B test and the 10,000-replication study run the same algorithm.
 """
 
 from __future__ import annotations

@@ -1,0 +1,198 @@
+"""Matroids given by a rank oracle, and the concrete families used for allocation problems.
+
+A matroid ``M = (N, I)`` says which sets of agents can be served together; everything here needs only
+its rank function ``r(X)`` (the size of a largest independent subset of ``X``). Any object with
+``ground_set`` and ``rank(X)`` works with :func:`~neurips25.fair_matroid.price_of_fairness`; subclass
+:class:`Matroid` to get ``is_independent`` and argument checks for free.
+
+Families: uniform, partition, graphic (forests of a networkx graph), transversal (agents that can be
+matched to distinct resources of a bipartite graph; rank by Hopcroft-Karp) and direct sums.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+
+import numpy as np
+
+
+class Matroid:
+    """Base class: a ground set and a rank oracle.
+
+    Subclasses implement :meth:`_rank` on a ``frozenset`` of ground-set elements.
+    """
+
+    ground_set: frozenset
+
+    def rank(self, X: Iterable[Hashable] | None = None) -> int:
+        """Rank of ``X`` (the whole ground set when None)."""
+        S = self.ground_set if X is None else frozenset(X)
+        if X is not None and not S <= self.ground_set:
+            extra = list(S - self.ground_set)[:5]
+            raise ValueError(f"X has elements outside the ground set, e.g. {extra}")
+        return int(self._rank(S))
+
+    def is_independent(self, X: Iterable[Hashable]) -> bool:
+        S = frozenset(X)
+        return self.rank(S) == len(S)
+
+    def _rank(self, S: frozenset) -> int:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self.ground_set)
+
+
+class UniformMatroid(Matroid):
+    """``U(n, k)``: any ``k`` of the ``n`` elements (``0..n-1``, or the given ``elements``) can be served.
+
+    Examples
+    --------
+    >>> UniformMatroid(5, 2).rank({0, 1, 2})
+    2
+    """
+
+    def __init__(self, n: int, k: int, elements: Sequence[Hashable] | None = None):
+        if int(n) < 0 or int(k) < 0:
+            raise ValueError(f"n and k must be >= 0; got n={n}, k={k}")
+        self.k = int(k)
+        els = list(range(int(n))) if elements is None else list(elements)
+        if len(els) != int(n) or len(set(els)) != len(els):
+            raise ValueError("elements must be n distinct items")
+        self.ground_set = frozenset(els)
+
+    def _rank(self, S):
+        return min(len(S), self.k)
+
+
+class PartitionMatroid(Matroid):
+    """At most ``caps[i]`` elements from ``blocks[i]``; blocks are disjoint.
+
+    Examples
+    --------
+    >>> PartitionMatroid([[0, 1, 2], [3, 4]], [1, 2]).rank({0, 1, 3})
+    2
+    """
+
+    def __init__(self, blocks: Sequence[Iterable[Hashable]], caps: Sequence[int]):
+        blocks = [frozenset(b) for b in blocks]
+        if len(blocks) != len(caps):
+            raise ValueError(f"blocks and caps must have the same length; got {len(blocks)} and {len(caps)}")
+        if any(int(c) < 0 for c in caps):
+            raise ValueError(f"caps must be >= 0; got {list(caps)}")
+        self.block_of = {}
+        for i, b in enumerate(blocks):
+            for e in b:
+                if e in self.block_of:
+                    raise ValueError(f"blocks must be disjoint; {e!r} is in two blocks")
+                self.block_of[e] = i
+        self.caps = [int(c) for c in caps]
+        self.ground_set = frozenset(self.block_of)
+
+    def _rank(self, S):
+        counts = np.zeros(len(self.caps), dtype=int)
+        for e in S:
+            counts[self.block_of[e]] += 1
+        return int(np.minimum(counts, self.caps).sum())
+
+
+class GraphicMatroid(Matroid):
+    """Edges of a networkx graph; a set is independent when it is a forest.
+
+    ``rank(X) = |V(X)| - (number of components of (V(X), X))``, by union-find.
+    """
+
+    def __init__(self, G):
+        if G.is_directed():
+            raise ValueError("GraphicMatroid needs an undirected graph")
+        self.ground_set = frozenset(tuple(e) for e in G.edges())
+
+    def _rank(self, S):
+        parent: dict = {}
+
+        def find(x):
+            while parent.setdefault(x, x) != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        r = 0
+        for u, v in S:
+            a, b = find(u), find(v)
+            if a != b:
+                parent[a] = b
+                r += 1
+        return r
+
+
+class TransversalMatroid(Matroid):
+    """Agents of a bipartite graph; a set is independent when it can be matched to distinct resources.
+
+    Parameters
+    ----------
+    B : networkx.Graph
+        Bipartite graph between agents and resources.
+    agents : iterable
+        The agent side (the ground set); every other node is a resource.
+
+    Rank uses Hopcroft-Karp (``scipy.sparse.csgraph.maximum_bipartite_matching``) on the agents' rows.
+    """
+
+    def __init__(self, B, agents: Iterable[Hashable]):
+        from scipy.sparse import csr_matrix
+
+        agents = list(agents)
+        if len(set(agents)) != len(agents):
+            raise ValueError("agents must be distinct")
+        missing = [a for a in agents if a not in B]
+        if missing:
+            raise ValueError(f"agents not in the graph, e.g. {missing[:5]}")
+        aset = set(agents)
+        resources = sorted({v for a in agents for v in B.neighbors(a)} - aset, key=repr)
+        if any(v in aset for a in agents for v in B.neighbors(a)):
+            raise ValueError("the graph is not bipartite between agents and resources (agent-agent edge)")
+        self.B, self.agents, self.resources = B, agents, resources
+        self.row = {a: i for i, a in enumerate(agents)}
+        col = {r: j for j, r in enumerate(resources)}
+        rows, cols = [], []
+        for a in agents:
+            for v in B.neighbors(a):
+                rows.append(self.row[a])
+                cols.append(col[v])
+        self.A = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(agents), max(len(resources), 1)))
+        self.ground_set = frozenset(agents)
+
+    def _rank(self, S):
+        from scipy.sparse.csgraph import maximum_bipartite_matching
+
+        if not S:
+            return 0
+        idx = np.fromiter((self.row[a] for a in S), dtype=np.int64, count=len(S))
+        sub = self.A[np.sort(idx)]
+        if sub.nnz == 0:
+            return 0
+        match = maximum_bipartite_matching(sub.tocsr(), perm_type="column")
+        return int((match >= 0).sum())
+
+
+class DirectSum(Matroid):
+    """Direct sum of matroids; elements are ``(i, e)`` for element ``e`` of the ``i``-th matroid.
+
+    Examples
+    --------
+    >>> M = DirectSum([UniformMatroid(3, 1), UniformMatroid(2, 2)])
+    >>> M.rank(M.ground_set)
+    3
+    """
+
+    def __init__(self, parts: Sequence[Matroid]):
+        if not parts:
+            raise ValueError("DirectSum needs at least one matroid")
+        self.parts = list(parts)
+        self.ground_set = frozenset((i, e) for i, M in enumerate(self.parts) for e in M.ground_set)
+
+    def _rank(self, S):
+        by_part: dict[int, list] = {}
+        for i, e in S:
+            by_part.setdefault(i, []).append(e)
+        return sum(self.parts[i].rank(es) for i, es in by_part.items())
