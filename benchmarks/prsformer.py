@@ -8,7 +8,8 @@ Memory is measured two ways:
 - activation bytes: every tensor autograd keeps for backward plus the output, recorded with
   ``torch.autograd.graph.saved_tensors_hooks``. Dense attention at 32k would need tens of GB, so it
   is traced on the ``meta`` device (shapes only, nothing allocated) -- exact bytes, not a guess;
-- peak RSS growth of a fresh subprocess (the real allocator), for every case that fits in memory.
+- peak resident-memory growth of a fresh subprocess (the real allocator), for every case that
+  fits in memory (Linux).
 
 Run: ``python benchmarks/prsformer.py`` (one thread, so timings on a shared machine are steadier).
 """
@@ -16,7 +17,6 @@ Run: ``python benchmarks/prsformer.py`` (one thread, so timings on a shared mach
 from __future__ import annotations
 
 import json
-import statistics
 import subprocess
 import sys
 import time
@@ -54,7 +54,7 @@ def activation_bytes(name, L, device="cpu"):
     return sum(seen.values()) + out.numel() * out.element_size()
 
 
-def time_fwd_bwd(name, L, reps=3):
+def time_fwd_bwd(name, L, reps=5):
     q, k, v = inputs(L)
     times = []
     for _ in range(reps + 1):
@@ -62,20 +62,27 @@ def time_fwd_bwd(name, L, reps=3):
         fn(name)(q, k, v, K, 1).sum().backward()
         times.append(time.perf_counter() - t0)
         q.grad = k.grad = v.grad = None
-    return statistics.median(times[1:])  # first call warms up
+    return min(times[1:])  # first call warms up; min over repeats, as timeit does, to shed noise
 
 
 def peak_rss_child(name, L):
-    """Peak RSS growth (bytes) of forward + backward in a fresh process."""
+    """Peak resident-memory growth (bytes) of forward + backward in a fresh process.
+
+    Linux only: the high-water mark is reset through /proc/self/clear_refs after the inputs exist.
+    """
     code = (
-        "import resource, sys, torch; sys.path.insert(0, 'benchmarks'); torch.set_num_threads(1);"
+        "import re, sys, torch; sys.path.insert(0, 'benchmarks'); torch.set_num_threads(1);"
         "import prsformer as b;"
-        f"q, k, v = b.inputs({L}); base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss;"
+        "st = lambda key: int(re.search(key + r':\\s+(\\d+)', open('/proc/self/status').read()).group(1)) * 1024;"
+        f"q, k, v = b.inputs({L}); open('/proc/self/clear_refs', 'w').write('5'); base = st('VmRSS');"
         f"b.fn('{name}')(q, k, v, b.K, 1).sum().backward();"
-        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024)"
+        "print(st('VmHWM') - base)"
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
-    return int(res.stdout.strip().splitlines()[-1]) if res.returncode == 0 else None
+    try:
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+        return int(res.stdout.strip().splitlines()[-1]) if res.returncode == 0 else None
+    except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+        return None
 
 
 def main():
