@@ -20,13 +20,9 @@ from neurips25.vfs import ActiveParty, PassiveParty, make_vertical_sparse_classi
 
 def _protocol(data, backend, two_stage, key_bits=2048, ratio=3.0, group_fraction=0.05):
     t0 = time.perf_counter()
-    active = ActiveParty(
-        data.y, backend=backend, key_bits=key_bits, negative_sampling_ratio=ratio, random_state=0
-    )
+    active = ActiveParty(data.y, backend=backend, key_bits=key_bits, negative_sampling_ratio=ratio, random_state=0)
     keygen = time.perf_counter() - t0
-    parties = [
-        PassiveParty(P, group_size=50 if two_stage else 1, name=f"p{k}") for k, P in enumerate(data.X_parts)
-    ]
+    parties = [PassiveParty(P, group_size=50 if two_stage else 1, name=f"p{k}") for k, P in enumerate(data.X_parts)]
     t1 = time.perf_counter()
     res = run_protocol(active, parties, n_groups_keep=group_fraction, two_stage=two_stage)
     return res, time.perf_counter() - t1, keygen
@@ -43,15 +39,9 @@ def paillier_bench(n: int, p: int, key_bits: int) -> float:
         f"[paillier {key_bits}-bit] n={n} p={p} 1% positives r=3, labels encrypted={two.cost.encryptions}, "
         f"keygen {kg:.2f}s"
     )
-    print(
-        f"  two-stage: {t_two:7.2f}s  decryptions={two.cost.decryptions:6d} hom_ops={two.cost.hom_operations}"
-    )
-    print(
-        f"  one-stage: {t_one:7.2f}s  decryptions={one.cost.decryptions:6d} hom_ops={one.cost.hom_operations}"
-    )
-    print(
-        f"  speed-up one/two = {t_one / t_two:.2f}x  (target >= 5x); true features kept (two, one): {kept}/12"
-    )
+    print(f"  two-stage: {t_two:7.2f}s  decryptions={two.cost.decryptions:6d} hom_ops={two.cost.hom_operations}")
+    print(f"  one-stage: {t_one:7.2f}s  decryptions={one.cost.decryptions:6d} hom_ops={one.cost.hom_operations}")
+    print(f"  speed-up one/two = {t_one / t_two:.2f}x  (target >= 5x); true features kept (two, one): {kept}/12")
     return t_one / t_two
 
 

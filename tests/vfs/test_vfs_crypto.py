@@ -29,9 +29,7 @@ def test_paillier_column_sums_and_affine_equal_plaintext(paillier):
     y = rng.integers(0, 2, size=30)
     shift = rng.integers(-50, 50, size=7)
     plain = PlaintextBackend(key_bits=512)
-    got = paillier.decrypt_vector(
-        paillier.affine(paillier.column_sums(paillier.encrypt_vector(y), X), 37, shift)
-    )
+    got = paillier.decrypt_vector(paillier.affine(paillier.column_sums(paillier.encrypt_vector(y), X), 37, shift))
     ref = plain.decrypt_vector(plain.affine(plain.column_sums(plain.encrypt_vector(y), X), 37, shift))
     oracle = 37 * (X.T @ y) + shift
     assert got.tolist() == ref.tolist() == oracle.tolist()

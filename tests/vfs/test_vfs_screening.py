@@ -15,9 +15,7 @@ from neurips25.vfs import (
 )
 
 
-@parametrize_with_checks(
-    [VerticalFederatedScreener(group_size=2), OneStageFederatedScreener(), CentralizedSIS()]
-)
+@parametrize_with_checks([VerticalFederatedScreener(group_size=2), OneStageFederatedScreener(), CentralizedSIS()])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -40,9 +40,7 @@ def test_pearson_score_equals_abs_corrcoef():
     D = [50 * int(X[:, j] @ y) - n1 * int(X[:, j].sum()) for j in range(3)]
     S = [int(v) for v in X.sum(0)]
     Q = [int(v) for v in (X**2).sum(0)]
-    got = STATISTICS["pearson"](
-        np.array(D, dtype=object), np.array(S, dtype=object), np.array(Q, dtype=object), n1, n0
-    )
+    got = STATISTICS["pearson"](np.array(D, dtype=object), np.array(S, dtype=object), np.array(Q, dtype=object), n1, n0)
     ref = [abs(np.corrcoef(X[:, j], y)[0, 1]) for j in range(3)]
     np.testing.assert_allclose(got, ref)
 

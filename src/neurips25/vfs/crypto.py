@@ -201,9 +201,7 @@ class PlaintextBackend(_Backend):
             meter.encryptions += len(v)
         return EncryptedVector(v.copy(), self.key_id)
 
-    def column_sums(
-        self, enc: EncryptedVector, X: sp.csc_matrix, meter: CostMeter | None = None
-    ) -> EncryptedVector:
+    def column_sums(self, enc: EncryptedVector, X: sp.csc_matrix, meter: CostMeter | None = None) -> EncryptedVector:
         """``T_u = sum_i u_i * y_i`` for every column ``u`` of integer ``X`` (rows aligned with ``enc``)."""
         self._check_key(enc, "enc")
         self._count_column_sums(X, meter)
@@ -221,9 +219,7 @@ class PlaintextBackend(_Backend):
             )
         return EncryptedVector(out, self.key_id)
 
-    def affine(
-        self, enc: EncryptedVector, scale: int, shift, meter: CostMeter | None = None
-    ) -> EncryptedVector:
+    def affine(self, enc: EncryptedVector, scale: int, shift, meter: CostMeter | None = None) -> EncryptedVector:
         """``scale * T + shift`` elementwise, exactly (Python integers)."""
         self._check_key(enc, "enc")
         shift = np.asarray(shift, dtype=object)
@@ -299,9 +295,7 @@ class PaillierBackend(_Backend):
             return self._util.powmod(c, k, self._nsq)
         return self._util.powmod(self._util.invert(c, self._nsq), -k, self._nsq)
 
-    def column_sums(
-        self, enc: EncryptedVector, X: sp.csc_matrix, meter: CostMeter | None = None
-    ) -> EncryptedVector:
+    def column_sums(self, enc: EncryptedVector, X: sp.csc_matrix, meter: CostMeter | None = None) -> EncryptedVector:
         """``Enc(T_u)``, ``T_u = sum_i u_i y_i``, touching only the nonzeros of each column of ``X``."""
         self._check_key(enc, "enc")
         self._count_column_sums(X, meter)
@@ -320,9 +314,7 @@ class PaillierBackend(_Backend):
             out.append(1 if total is None else total)
         return EncryptedVector(out, self.key_id)
 
-    def affine(
-        self, enc: EncryptedVector, scale: int, shift, meter: CostMeter | None = None
-    ) -> EncryptedVector:
+    def affine(self, enc: EncryptedVector, scale: int, shift, meter: CostMeter | None = None) -> EncryptedVector:
         """``Enc(scale * T + shift)`` elementwise: one ``powmod`` and one cheap ``mulmod`` each."""
         self._check_key(enc, "enc")
         shift = [int(b) for b in np.asarray(shift, dtype=object).ravel()]

@@ -58,9 +58,7 @@ class VerticalDataset:
         return sp.hstack(self.X_parts, format="csc")
 
 
-def sparse_binary_matrix(
-    n_samples: int, n_features: int, density: float, rng: np.random.Generator
-) -> sp.csc_matrix:
+def sparse_binary_matrix(n_samples: int, n_features: int, density: float, rng: np.random.Generator) -> sp.csc_matrix:
     """An (n_samples, n_features) CSC matrix of iid Bernoulli(``density``) entries, int8.
 
     Nonzero positions are drawn as geometric gaps along the column-major flattened index, which gives
@@ -82,9 +80,7 @@ def sparse_binary_matrix(
     return sp.csc_matrix((np.ones(len(rows), dtype=np.int8), rows, indptr), shape=(n_samples, n_features))
 
 
-def logistic_labels(
-    eta: np.ndarray, positive_rate: float, rng: np.random.Generator
-) -> tuple[np.ndarray, float]:
+def logistic_labels(eta: np.ndarray, positive_rate: float, rng: np.random.Generator) -> tuple[np.ndarray, float]:
     """Draw ``y ~ Bernoulli(expit(b + eta))``, ``b`` solved so that ``mean(expit(b + eta))`` is the rate."""
     if not 0 < positive_rate < 1:
         raise ValueError(f"`positive_rate` must be in (0, 1), got {positive_rate!r}")
@@ -165,10 +161,7 @@ def make_vertical_sparse_classification(
     true_groups = np.sort(rng.choice(full_groups, size=n_active_groups, replace=False))
     support = np.sort(
         np.concatenate(
-            [
-                g * group_size + rng.choice(group_size, size=n_active_per_group, replace=False)
-                for g in true_groups
-            ]
+            [g * group_size + rng.choice(group_size, size=n_active_per_group, replace=False) for g in true_groups]
         )
     )
     coef = np.zeros(n_features)

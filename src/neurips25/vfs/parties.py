@@ -217,9 +217,7 @@ class PassiveParty:
             self._rows_key = key
         return self._X_sub
 
-    def _statistics(
-        self, U: sp.csc_matrix, msg: LabelMessage, backend, meter, level, ids
-    ) -> StatisticMessage:
+    def _statistics(self, U: sp.csc_matrix, msg: LabelMessage, backend, meter, level, ids) -> StatisticMessage:
         n_s = msg.n_pos + msg.n_neg
         # T_u = sum_i u_i Enc(y_i) over nonzeros only (sparse-aware, additions only for 0/1 columns)
         enc_t = backend.column_sums(msg.enc_labels, U, meter)
@@ -230,9 +228,7 @@ class PassiveParty:
         ids = np.asarray(ids, dtype=np.int64)
         return StatisticMessage(self.name, level, ids, enc_d, sums, sq, self.encoding_scale)
 
-    def group_statistics(
-        self, msg: LabelMessage, backend, meter: CostMeter | None = None
-    ) -> StatisticMessage:
+    def group_statistics(self, msg: LabelMessage, backend, meter: CostMeter | None = None) -> StatisticMessage:
         """Stage 1: ``Enc(D_g)`` for every local group aggregate ``z_g``."""
         Z = group_aggregate(self._sampled(msg), self.groups, self.aggregate)
         return self._statistics(Z, msg, backend, meter, "group", np.arange(self.n_groups))
@@ -317,9 +313,7 @@ class ActiveParty:
             or not isinstance(negative_sampling_ratio, (int, float, np.integer, np.floating))
             or not negative_sampling_ratio > 0
         ):
-            raise ValueError(
-                f"`negative_sampling_ratio` must be a number > 0 or None, got {negative_sampling_ratio!r}"
-            )
+            raise ValueError(f"`negative_sampling_ratio` must be a number > 0 or None, got {negative_sampling_ratio!r}")
         self.y = y.astype(np.int64)
         self.negative_sampling_ratio = negative_sampling_ratio
         self.statistic = get_statistic(statistic)
@@ -349,9 +343,7 @@ class ActiveParty:
             self._message = LabelMessage(rows, enc, self.n_pos, len(rows) - self.n_pos)
         return self._message
 
-    def decrypt_scores(
-        self, msg: StatisticMessage, meter: CostMeter | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def decrypt_scores(self, msg: StatisticMessage, meter: CostMeter | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Decrypt ``D_u`` and apply the statistic; returns ``(D as Python ints, float scores)``."""
         if not isinstance(msg, StatisticMessage):
             raise TypeError(f"`msg` must be a StatisticMessage, got {type(msg).__name__}")

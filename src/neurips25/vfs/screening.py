@@ -28,9 +28,7 @@ __all__ = ["CentralizedSIS", "OneStageFederatedScreener", "VerticalFederatedScre
 def _is_party_list(X) -> bool:
     """A list of 2-D blocks (one per party), as opposed to a list of rows."""
     return (
-        isinstance(X, (list, tuple))
-        and len(X) > 0
-        and all(sp.issparse(P) or getattr(P, "ndim", None) == 2 for P in X)
+        isinstance(X, (list, tuple)) and len(X) > 0 and all(sp.issparse(P) or getattr(P, "ndim", None) == 2 for P in X)
     )
 
 
@@ -56,9 +54,7 @@ class _BinaryScreener(SelectorMixin, BaseEstimator):
     def _validate_y(self, y, n_samples: int) -> np.ndarray:
         y = np.asarray(y)
         if y.ndim != 1 or len(y) != n_samples:
-            raise ValueError(
-                f"`y` must be 1-D with {n_samples} entries (one per row of X), got shape {y.shape}"
-            )
+            raise ValueError(f"`y` must be 1-D with {n_samples} entries (one per row of X), got shape {y.shape}")
         kind = type_of_target(y, input_name="y", raise_unknown=True)
         classes = np.unique(y)
         if len(classes) < 2:
@@ -85,9 +81,7 @@ class _BinaryScreener(SelectorMixin, BaseEstimator):
                 parts.append(Xk)
             rows = {P.shape[0] for P in parts}
             if len(rows) != 1:
-                raise ValueError(
-                    f"every party block in `X` must have the same number of rows; got {sorted(rows)}"
-                )
+                raise ValueError(f"every party block in `X` must have the same number of rows; got {sorted(rows)}")
             y01 = self._validate_y(y, parts[0].shape[0])
             bounds = np.cumsum([0, *[P.shape[1] for P in parts]])
             cols = [np.arange(bounds[k], bounds[k + 1]) for k in range(len(parts))]
@@ -118,11 +112,7 @@ class _BinaryScreener(SelectorMixin, BaseEstimator):
     def transform(self, X):
         """Keep the selected columns of ``X`` (one matrix, or a list of party blocks in fit order)."""
         if _is_party_list(X):
-            X = (
-                sp.hstack(X, format="csr")
-                if any(sp.issparse(P) for P in X)
-                else np.hstack([np.asarray(P) for P in X])
-            )
+            X = sp.hstack(X, format="csr") if any(sp.issparse(P) for P in X) else np.hstack([np.asarray(P) for P in X])
         return super().transform(X)
 
     def _store(self, res, p: int) -> None:
@@ -257,9 +247,7 @@ class VerticalFederatedScreener(_BinaryScreener):
             labels, local = np.unique(g[c], return_inverse=True)
             for lab in labels.tolist():
                 if lab in seen:
-                    raise ValueError(
-                        f"`groups` label {lab!r} spans parties {seen[lab]} and {k}; one party per group"
-                    )
+                    raise ValueError(f"`groups` label {lab!r} spans parties {seen[lab]} and {k}; one party per group")
                 seen[lab] = k
             out.append(local.astype(np.int64))
         return out
