@@ -102,3 +102,14 @@ def test_meter_bytes_and_directions():
     assert (m.bytes_to_passive, m.bytes_to_active, m.ciphertexts_to_passive) == (3 * 512 + 16, 512, 3)
     with pytest.raises(ValueError, match="`to` must be"):
         m.record_message(1, 0, 512, to="server")
+
+
+def test_missing_phe_names_the_extra_and_plaintext_still_works(monkeypatch):
+    # guards: the plaintext backend needs only core dependencies; Paillier asks for the `fed` extra
+    import sys
+
+    monkeypatch.setitem(sys.modules, "phe", None)  # makes `import phe` raise ImportError
+    with pytest.raises(ImportError, match=r'pip install "neurips25\[fed\]"'):
+        PaillierBackend(key_bits=512)
+    be = make_backend("plaintext")
+    assert be.decrypt_vector(be.encrypt_vector([3])).tolist() == [3]
