@@ -1,5 +1,7 @@
 """Neighborhood attention: NATTEN's window rule, exactness against dense masked attention, memory."""
 
+import importlib.util
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -128,3 +130,14 @@ def test_module_matches_functional_and_rejects_natten_backend_when_missing():
 def test_receptive_field_grows_with_dilation():
     assert receptive_field(3, [1]) == 3
     assert receptive_field(9, [1, 4]) == 1 + 8 + 32
+
+
+@pytest.mark.skipif(importlib.util.find_spec("natten") is None, reason="natten not installed")
+def test_agrees_with_natten():
+    import natten
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    q, k, v = (torch.randn(1, 64, 2, 8, device=device) for _ in range(3))  # natten layout [B, L, H, D]
+    theirs = natten.na1d(q, k, v, kernel_size=7, dilation=2)
+    ours = neighborhood_attention(*(x.transpose(1, 2) for x in (q, k, v)), 7, 2).transpose(1, 2)
+    assert (ours - theirs).abs().max() <= 1e-4
