@@ -39,7 +39,8 @@ def test_any_pyg_aggregation_drops_in(tiny):
     a = GCN(tiny.num_features, 2, readout=SumAggregation()).eval()
     torch.manual_seed(0)
     b = GCN(tiny.num_features, 2, readout="sum").eval()
-    assert torch.allclose(a(batch.x, batch.edge_index, batch.batch), b(batch.x, batch.edge_index, batch.batch))
+    args = (batch.x, batch.edge_index, batch.batch)
+    assert torch.allclose(a(*args), b(*args))
     c = GCN(tiny.num_features, 2, readout=RSPoolAggregation(num_iterations=5, alpha=1.0))
     assert c(batch.x, batch.edge_index, batch.batch).shape == (len(tiny), 2)
 
