@@ -86,7 +86,7 @@ SCALES = {
     Scale.PAPER: Config(toy_ns=tuple(2 ** k for k in range(8, 15)), toy_dim=128, toy_seeds=5, toy_epochs=14,
                         pl_datasets=("digits", "breast_cancer"), pl_ns=(64, 128, 256, 512, 1024),
                         pl_epochs=(16, 32, 64), pl_seeds=5, pl_alpha=0.1, pl_c=2.0, mlp_epochs=30,
-                        mlp_seeds=5, mlp_lrs=(0.02, 0.05, 0.1, 0.2), mlp_hidden=32, mlp_batch=16, mlp_n=1797,
+                        mlp_seeds=5, mlp_lrs=(0.05, 0.1, 0.2, 0.4), mlp_hidden=32, mlp_batch=16, mlp_n=1797,
                         fl_rounds=100, fl_seeds=5, fl_clients=20, fl_per_round=4, fl_local_steps=5, fl_lr=0.1,
                         fl_alpha=1e-3),
 }
