@@ -13,6 +13,15 @@ import neurips25.rspool.functional as functional_module
 from neurips25.rspool import RSPoolAggregation, rs_pool, rs_pool_dense
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    # Tiny tensors: one intra-op thread is much faster than two on a busy 2-core machine.
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
 def svd_oracle(h: torch.Tensor, alpha: float) -> torch.Tensor:
     """sigma_1 v_1 / alpha with the sign of v_1 fixed so that it sums to >= 0."""
     _, s, vh = torch.linalg.svd(h, full_matrices=False)

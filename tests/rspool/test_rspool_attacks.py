@@ -10,6 +10,15 @@ from neurips25.rspool.data import ba_2motifs
 from neurips25.rspool.training import train_classifier
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    # Tiny tensors: one intra-op thread is much faster than two on a busy 2-core machine.
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
 @pytest.fixture(scope="module")
 def setup():
     ds = ba_2motifs(80, seed=1)

@@ -11,6 +11,15 @@ from neurips25.rspool.models import POOLINGS
 from neurips25.rspool.training import accuracy, train_classifier
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    # Tiny tensors: one intra-op thread is much faster than two on a busy 2-core machine.
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
 @pytest.fixture(scope="module")
 def tiny():
     return ba_2motifs(8, seed=0)
