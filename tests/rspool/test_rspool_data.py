@@ -4,7 +4,14 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from neurips25.rspool.data import GraphSet, ba_2motifs, er_vs_ba, load_tudataset, sbm_communities
+from neurips25.rspool.data import (
+    GraphSet,
+    ba_2motifs,
+    er_vs_ba,
+    load_tudataset,
+    pains_molecules,
+    sbm_communities,
+)
 
 
 def test_ba_2motifs_label_is_triangle_presence():
@@ -86,3 +93,16 @@ def test_graphset_validation():
         GraphSet([np.zeros((2, 2))], [], np.array([0]))
     with pytest.raises(ValueError, match="`num_graphs` must be an int >= 2"):
         ba_2motifs(1)
+
+
+def test_pains_molecules_balanced_bond_graphs():
+    pytest.importorskip("rdkit")
+    from rdkit import Chem
+
+    ds = pains_molecules(30, max_molecules=400, seed=0)  # 18 of the first 400 match an alert
+    assert len(ds) == 30 and np.bincount(ds.ys).tolist() == [15, 15]
+    assert all(x.shape == (a.shape[0], 10) and np.allclose(x.sum(1), 1) for a, x in zip(ds.adjs, ds.xs))
+    # a molecule's adjacency is its bond graph: symmetric, no self loops, connected atoms have bonds
+    mol = Chem.MolFromSmiles("c1ccccc1")
+    assert Chem.GetAdjacencyMatrix(mol).sum() == 12  # sanity of the RDKit call the loader uses
+    assert all(np.array_equal(a, a.T) and a.trace() == 0 for a in ds.adjs)

@@ -8,7 +8,9 @@ downloaded at run time and shipped by no package. Offline, this module offers:
 - :func:`sbm_communities`: 2 (class 0) vs 3 (class 1) planted communities;
 - :func:`er_vs_ba`: Erdos-Renyi (class 0) vs Barabasi-Albert (class 1) graphs of equal density with
   the node degree as the only feature, mirroring how the paper treats social datasets (IMDB-B);
-- :func:`load_tudataset`: a reader of the TU text format for users who have the files on disk.
+- :func:`load_tudataset`: a reader of the TU text format for users who have the files on disk;
+- :func:`pains_molecules` (needs RDKit): real NCI molecules shipped with RDKit, labelled by whether
+  they match a PAINS substructure alert (derived labels, not a paper benchmark).
 
 Every set is a :class:`GraphSet`: per-graph 0/1 adjacency and node features, plus labels, with
 :meth:`GraphSet.dense` (padded tensors for dense models and attacks) and :meth:`GraphSet.to_pyg`.
@@ -22,7 +24,8 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
-__all__ = ["GraphSet", "ba_2motifs", "sbm_communities", "er_vs_ba", "load_tudataset", "degree_features"]
+__all__ = ["GraphSet", "ba_2motifs", "sbm_communities", "er_vs_ba", "load_tudataset", "degree_features",
+           "pains_molecules"]
 
 
 @dataclasses.dataclass
@@ -307,3 +310,49 @@ def load_tudataset(root: str | Path, name: str) -> GraphSet:
             xs.append(degree_features(a, "scalar"))
     _, labels = np.unique(glab, return_inverse=True)
     return GraphSet(adjs, xs, labels.astype(np.int64), name)
+
+
+def pains_molecules(num_graphs: int | None = 1000, max_atoms: int = 40, max_molecules: int | None = None,
+                    seed: int = 0) -> GraphSet:
+    """Real molecules from RDKit's bundled ``Data/NCI/first_5K.smi``, label = matches a PAINS alert.
+
+    The label is a substructure-presence task (like Mutagenicity's toxicophores) derived here from
+    RDKit's ``Data/Pains/wehi_pains.csv``; it is not one of the paper's benchmarks. Heavy atoms only;
+    features: one-hot of {C, N, O, S, F, Cl, Br, I, P, other}. Molecules that fail to parse or have
+    more than ``max_atoms`` atoms are skipped; classes are balanced by subsampling the majority.
+    ``max_molecules`` reads only the first lines of the file (parsing all 5,000 takes seconds).
+    """
+    from neurips25.extras import require
+
+    Chem = require("rdkit.Chem", "chem")
+    RDConfig = require("rdkit.RDConfig", "chem")
+    require("rdkit.RDLogger", "chem").DisableLog("rdApp.*")  # the file has a few invalid valences
+    data_dir = Path(RDConfig.RDDataDir)
+    alerts = []
+    for line in (data_dir / "Pains" / "wehi_pains.csv").read_text().splitlines():
+        smarts = line.split('",')[0].strip('"')
+        patt = Chem.MolFromSmarts(smarts) if smarts else None
+        if patt is not None:
+            alerts.append(patt)
+    symbols = ["C", "N", "O", "S", "F", "Cl", "Br", "I", "P"]
+    adjs, xs, ys = [], [], []
+    for line in (data_dir / "NCI" / "first_5K.smi").read_text().splitlines()[:max_molecules]:
+        mol = Chem.MolFromSmiles(line.split()[0]) if line.strip() else None
+        if mol is None or not 2 <= mol.GetNumAtoms() <= max_atoms:
+            continue
+        a = Chem.GetAdjacencyMatrix(mol).astype(np.uint8)
+        x = np.zeros((mol.GetNumAtoms(), len(symbols) + 1), dtype=np.float32)
+        for atom in mol.GetAtoms():
+            sym = atom.GetSymbol()
+            x[atom.GetIdx(), symbols.index(sym) if sym in symbols else len(symbols)] = 1.0
+        adjs.append(a)
+        xs.append(x)
+        ys.append(int(any(mol.HasSubstructMatch(p) for p in alerts)))
+    ys = np.asarray(ys)
+    rng = np.random.default_rng(seed)
+    pos, neg = np.nonzero(ys == 1)[0], np.nonzero(ys == 0)[0]
+    k = min(len(pos), len(neg))
+    if num_graphs is not None:
+        k = min(k, num_graphs // 2)
+    keep = rng.permutation(np.concatenate([rng.choice(pos, k, replace=False), rng.choice(neg, k, replace=False)]))
+    return GraphSet([adjs[i] for i in keep], [xs[i] for i in keep], ys[keep], "pains_molecules")
