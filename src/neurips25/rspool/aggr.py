@@ -79,7 +79,7 @@ class RSPoolAggregation(Aggregation):
         max_num_elements: int | None = None,
     ) -> Tensor:
         owner = "RSPoolAggregation"
-        _check_features(x, "x", 2, owner)
+        _check_features(x, "x", 2, owner, nan=False)  # NaN is caught cheaply inside the kernel
         if dim not in (0, -2):
             raise ValueError(f"{owner}: aggregates over the node dimension only (`dim` -2 or 0), got {dim}")
         n = x.size(0)
@@ -101,7 +101,7 @@ class RSPoolAggregation(Aggregation):
             dim_size = needed
         elif dim_size < needed:
             raise ValueError(f"{owner}: `dim_size` must be >= index.max() + 1 = {needed}, got {dim_size}")
-        return _rs_pool_flat(x, index.long(), int(dim_size), self.num_iterations, self.alpha, self.eps)
+        return _rs_pool_flat(x, index.long(), int(dim_size), self.num_iterations, self.alpha, self.eps, owner)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}(num_iterations={self.num_iterations}, alpha={self.alpha})"
