@@ -33,6 +33,7 @@ from neurips25.ctsketch import (
     tensorize,
     tt_decompose,
 )
+from neurips25.extras import require
 from neurips25.repro import Claim, Outcome, Scale, progress, register
 
 
@@ -126,11 +127,10 @@ def digit_accuracy(learner, x_test: torch.Tensor, y_test: torch.Tensor) -> float
 # ---------------------------------------------------------------------------------------------- c1
 def check_exactness(cfg: Config, seed: int) -> dict:
     """Sum-tensor reconstruction, contraction vs brute force, and the error bound on random programs."""
+    tl = require("tensorly", "tensor")
+    tensor_train = require("tensorly.decomposition", "tensor").tensor_train
     rng = np.random.default_rng(seed)
-    gen = torch.Generator().manual_seed(seed)
     recon, contr, tl_gap = {}, {}, {}
-    tensorly = __import__("tensorly.decomposition", fromlist=["tensor_train"])
-    import tensorly as tl
 
     for k in (2, 3, 4):
         T = tensorize(lambda *r: sum(r), [10] * k)
@@ -141,10 +141,10 @@ def check_exactness(cfg: Config, seed: int) -> dict:
         ]
         exact = ExactEnumeration(lambda *r: sum(r), [10] * k)(*ps)  # brute force over 10^k worlds
         contr[k] = float((contract(sk, ps) - exact).abs().max())
-        tl_full = tl.tt_to_tensor(tensorly.tensor_train(T.numpy(), [1] + [2] * (k - 1) + [1]))
+        tl_full = tl.tt_to_tensor(tensor_train(T.numpy(), [1] + [2] * (k - 1) + [1]))
         tl_gap[k] = float(np.abs(sk.full().numpy() - tl_full).max())
     # bound: |<T - T_hat, p_1 o ... o p_k>| <= ||T - T_hat||_F prod ||p_i||_2, random lookup programs
-    violations, worst_ratio, by_rank = 0, 0.0, {1: [], 2: [], 3: []}
+    violations, worst_ratio = 0, 0.0
     for _ in progress(range(cfg.bound_programs), desc="bound", total=cfg.bound_programs):
         k = int(rng.integers(2, 5))
         d = int(rng.integers(2, 7))
@@ -162,9 +162,9 @@ def check_exactness(cfg: Config, seed: int) -> dict:
         err = (contract(sk, ps) - dense_contract(T, ps)).abs()
         bound = sk.error(T, relative=False) * torch.stack([p.norm(dim=-1) for p in ps]).prod(0)
         violations += int((err > bound + 1e-10).sum())
-        worst_ratio = max(worst_ratio, float((err / bound.clamp_min(1e-300)).max()))
-        by_rank[r].append(sk.error(T))
-    del gen
+        real = bound > 1e-9  # exact sketches (bound ~ 1e-16) make the ratio meaningless
+        if real.any():
+            worst_ratio = max(worst_ratio, float((err[real] / bound[real]).max()))
     # error shrinks as rank grows: one fixed random 10x10x10 program at ranks 1..10
     T = torch.as_tensor(rng.normal(size=(10, 10, 10)))
     rank_curve = [tt_decompose(T, r, randomized=False).error(T) for r in range(1, 11)]
@@ -174,7 +174,7 @@ def check_exactness(cfg: Config, seed: int) -> dict:
         "tensorly_max_gap": tl_gap,
         "bound_violations": violations,
         "bound_checks": cfg.bound_programs * 8,
-        "worst_err_over_bound": worst_ratio,
+        "worst_err_over_bound": worst_ratio,  # among checks with a bound > 1e-9
         "rank_curve_rel_err": rank_curve,
     }
 
