@@ -227,3 +227,11 @@ def test_gradcheck_through_unsorted_padding():
     x = torch.rand(10, 3, dtype=torch.float64, requires_grad=True)
     batch = torch.tensor([0, 0, 0, 2, 2, 1, 1, 1, 1, 0])
     assert torch.autograd.gradcheck(lambda t: rs_pool(t, batch, size=4), (x,))
+
+
+def test_double_backward_refused_not_wrong():
+    # The hand-written backward is first-order; a Hessian-vector product must fail loudly.
+    h = torch.rand(2, 4, 3, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(rs_pool_dense(h).sum(), h, create_graph=True)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        torch.autograd.grad(g.sum(), h)

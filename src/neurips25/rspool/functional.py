@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 
 __all__ = ["rs_pool", "rs_pool_dense", "check_pool_args"]
 
@@ -130,7 +131,8 @@ class _RSPoolDense(torch.autograd.Function):
     Autograd through the power loop writes one ``[B, N, d]`` gradient per matrix-vector product.
     Every term of ``dL/dH`` is an outer product ``a b^T`` per graph, so the backward stacks the
     ``2K + 2`` pairs and writes ``dL/dH`` with a single batched matmul (the same numbers, fewer
-    passes over ``H``; checked against autograd by ``gradcheck`` in the tests).
+    passes over ``H``; checked against autograd by ``gradcheck`` in the tests). First-order only:
+    a double backward raises instead of returning a wrong second derivative.
     """
 
     @staticmethod
@@ -155,6 +157,7 @@ class _RSPoolDense(torch.autograd.Function):
         return v * (sigma / alpha)
 
     @staticmethod
+    @once_differentiable  # second derivatives would treat the saved iterates as constants: refuse them
     def backward(ctx, g_out: Tensor):
         k, alpha, eps = ctx.k, ctx.alpha, ctx.eps
         h, s, z, sigma, *rest = ctx.saved_tensors
