@@ -104,9 +104,16 @@ def _prsformer(cfg: Config, n_tasks: int, seed: int) -> PRSformer:
                      n_covariates=2, task_weighting=True)
 
 
+_FITS: dict = {}  # per training run: best epoch, epochs run, best validation AUROC (a diagnostic)
+
+
 def _train(model, cfg: Config, train, val, seed: int, desc: str):
-    fit(model, train.dataset(), val.dataset(), epochs=cfg.epochs, lr=cfg.lr, weight_decay=cfg.weight_decay,
-        batch_size=cfg.batch_size, patience=cfg.patience, seed=seed, desc=desc)
+    res = fit(model, train.dataset(), val.dataset(), epochs=cfg.epochs, lr=cfg.lr,
+              weight_decay=cfg.weight_decay, batch_size=cfg.batch_size, patience=cfg.patience, seed=seed,
+              desc=desc)
+    _FITS[desc] = {"best_epoch": res.best_epoch, "epochs_run": len(res.history),
+                   "best_val_auroc": res.best_val_auroc}
+    print(f"{desc}: best epoch {res.best_epoch + 1}/{len(res.history)}, val AUROC {res.best_val_auroc:.4f}")
     return model
 
 
@@ -206,7 +213,8 @@ def _run(cfg: Config, scale: Scale, seed: int, out: Path) -> Outcome:
            "window": cfg.window, "h2": 0.4, "prevalence": (0.05, 0.2), "genetic_corr": (0.3, 0.6)}
     epi = simulate_cohort((n_major, cfg.n_minor), epistasis_frac=0.5, seed=seed, **sim)
     add = simulate_cohort(n_major, epistasis_frac=0.0, seed=seed + 1, **sim)
-    metrics: dict = {"exactness": ex, "config": dataclasses.asdict(cfg)}
+    metrics: dict = {"exactness": ex, "config": dataclasses.asdict(cfg), "fits": _FITS}
+    _FITS.clear()
 
     # c2 / c3 / c4(a): epistatic scenario across sizes.
     sizes, prs_auc, lin_auc, per_size = list(cfg.sizes), [], [], {}
