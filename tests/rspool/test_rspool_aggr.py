@@ -235,3 +235,11 @@ def test_double_backward_refused_not_wrong():
     (g,) = torch.autograd.grad(rs_pool_dense(h).sum(), h, create_graph=True)
     with pytest.raises(RuntimeError, match="does not require grad"):
         torch.autograd.grad(g.sum(), h)
+
+
+def test_non_contiguous_input_and_infinities():
+    x = torch.rand(3, 8)[:, ::2]  # non-contiguous [3, 4]
+    assert torch.allclose(rs_pool(x, torch.tensor([0, 0, 1])), rs_pool(x.contiguous(), torch.tensor([0, 0, 1])))
+    bad = torch.tensor([[float("inf"), 0.0], [float("-inf"), 0.0]])
+    with pytest.raises(ValueError, match="`x` contains infinities of both signs"):
+        rs_pool(bad)

@@ -141,7 +141,9 @@ class _RSPoolDense(torch.autograd.Function):
         s = h.sum(dim=1)  # [B, d]
         # a NaN anywhere in H reaches its column sum: a [B, d] check instead of a pass over H
         if bool(torch.isnan(s).any()):
-            raise ValueError(nan_message)
+            if bool(torch.isnan(h).any()):
+                raise ValueError(nan_message)
+            raise ValueError(nan_message.replace("contains NaN", "contains infinities of both signs"))
         v, n = _unit(s, eps)
         vs, us, ws, ns = [v], [], [], [n]
         for _ in range(num_iterations):
@@ -255,7 +257,7 @@ def to_dense(x: Tensor, batch: Tensor, size: int) -> Tensor:
     counts = torch.bincount(batch, minlength=size)
     n_max = int(counts.max()) if size > 0 and n > 0 else 0
     if n > 0 and n == size * n_max and bool((batch[1:] >= batch[:-1]).all()):
-        return x.view(size, n_max, d)
+        return x.reshape(size, n_max, d)
     order = torch.argsort(batch, stable=True)
     sorted_batch = batch[order]
     start = torch.cumsum(counts, 0) - counts  # first row of each group in sorted order
