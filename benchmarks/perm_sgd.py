@@ -81,7 +81,7 @@ class Variant:
         if p is None or not p.uses_gradients:
             return 0
         vecs = [getattr(p, a, None) for a in ("_s", "_m", "_acc", "_cache")]
-        vec_bytes = sum(v.numel() * v.element_size() for v in vecs if v is not None)
+        vec_bytes = sum(np.asarray(v.cpu() if hasattr(v, "cpu") else v).nbytes for v in vecs if v is not None)
         buf = self.balancer._buf
         return vec_bytes + (buf.numel() * buf.element_size() if buf is not None else 0) + p._next.nbytes
 

@@ -19,8 +19,9 @@ dependent (stale grads)   :class:`GraB`, :class:`PairGraB`                      
 :class:`WithReplacement` is the i.i.d. sampling baseline; its ``next_epoch`` is not a permutation.
 
 Gradients may be numpy arrays or torch tensors (any shape; they are flattened). The balancing state of
-:class:`GraB` / :class:`PairGraB` lives in the library, device and dtype of the first gradient it sees,
-so a CUDA training loop never copies gradients to the host.
+:class:`GraB` / :class:`PairGraB` is numpy float64 for host gradients (numpy arrays, CPU tensors viewed
+without a copy) and a torch tensor on the gradient's device for accelerator tensors, so a CUDA
+training loop never copies gradients to the host.
 """
 
 from __future__ import annotations
@@ -66,8 +67,10 @@ def _size(grad: Any) -> int:
 
 
 def _zeros_like(v: Any) -> Any:
-    """A float zero vector in v's library / device; float64 for numpy, v's float dtype for torch."""
-    if _is_torch(v):
+    """A float zero vector for the balancing state: numpy float64 for host data (numpy arrays and CPU
+    tensors, whose ``.numpy()`` views cost nothing and whose small ops dispatch faster), torch on
+    the tensor's device and float dtype for accelerator tensors."""
+    if _is_torch(v) and v.device.type != "cpu":
         torch = sys.modules["torch"]
         dtype = v.dtype if v.dtype.is_floating_point else torch.float32
         return torch.zeros(v.shape, dtype=dtype, device=v.device)

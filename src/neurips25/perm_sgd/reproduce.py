@@ -220,9 +220,8 @@ def train_mlp(cfg: Config, method: str, lr: float, seed: int, X, y) -> tuple[flo
         final = float(loss_fn(model(X), y))
     state = 0
     if method in ("GraB", "PairGraB"):
-        state = sum(v.numel() * v.element_size() for v in (policy._s, getattr(policy, "_m", None),
-                                                           getattr(policy, "_acc", None),
-                                                           getattr(policy, "_cache", None)) if v is not None)
+        vecs = (getattr(policy, a, None) for a in ("_s", "_m", "_acc", "_cache"))
+        state = sum(np.asarray(v).nbytes for v in vecs if v is not None)
     return final if np.isfinite(final) else float("inf"), state
 
 

@@ -158,6 +158,7 @@ class GradientBalancer:
             raise ValueError("GradientBalancer: model has no parameter with requires_grad=True")
         self.dim = sum(p.numel() for _, p in self._named)
         self._buf: torch.Tensor | None = None
+        self._view: Any = None
         # per-example gradients by the Linear-layer trick when every trained parameter is a Linear's
         linear = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
         owned = {id(p) for m in linear for p in (m.weight, m.bias) if p is not None}
@@ -166,21 +167,22 @@ class GradientBalancer:
     def __repr__(self) -> str:
         return f"GradientBalancer(policy={self.policy!r}, dim={self.dim})"
 
-    def _flat_grad(self) -> torch.Tensor:
+    def _flat_grad(self) -> Any:
         p0 = self._named[0][1]
         if self._buf is None:
             self._buf = torch.empty(self.dim, dtype=p0.dtype, device=p0.device)
-        offset = 0
+            # a zero-copy numpy view on the host: the policy's small vector ops dispatch faster there
+            self._view = self._buf.numpy() if self._buf.device.type == "cpu" else self._buf
+        grads = []
         for name, p in self._named:
-            k = p.numel()
             if p.grad is None:
                 raise RuntimeError(f"GradientBalancer.step: parameter {name!r} has no .grad; "
                                    "call loss.backward() before step()")
-            self._buf[offset:offset + k].copy_(p.grad.reshape(-1))
-            offset += k
-        return self._buf
+            g = p.grad.detach() if p.grad.requires_grad else p.grad  # detach() costs, skip it when idle
+            grads.append(g.reshape(-1))
+        torch.cat(grads, out=self._buf)
+        return self._view
 
-    @torch.no_grad()
     def step(self, index: int | None = None) -> int:
         """Feed the current ``.grad`` of the model as the gradient of the next unit.
 
