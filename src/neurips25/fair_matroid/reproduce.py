@@ -113,7 +113,7 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     rng = np.random.default_rng(seed)
     n_exact = scale.pick(smoke=30, quick=300, paper=1000)
     n_bound = scale.pick(smoke=100, quick=1000, paper=5000)
-    seeds = scale.pick(smoke=5, quick=30, paper=50)
+    seeds = scale.pick(smoke=5, quick=50, paper=100)
     ns = scale.pick(smoke=[50, 200], quick=[50, 200, 800], paper=[50, 200, 800, 3200])
     Cs = scale.pick(smoke=[3], quick=[3, 4, 5, 6], paper=[3, 4, 5, 6])
 
