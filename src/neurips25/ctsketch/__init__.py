@@ -16,7 +16,8 @@ a Gaussian kernel. The sum of 1,024 digits becomes a 10-level binary tree of two
 
 Reconstructed here (not confirmed from the paper's full text): the error bound
 ``|<T - T_hat, p_1 o ... o p_k>| <= ||T - T_hat||_F prod ||p_i||_2``; per-node (rather than per-batch)
-kernel widths; the sum-modulo-10 task used as the non-linear sub-program.
+kernel widths. Not in the paper, offered as options: ``rebin="moments"`` with ``loss="gaussian_nll"``
+(nodes carry propagated variances) and ``entropy_weight``. See ``docs/ctsketch.md``.
 
 Citation::
 
