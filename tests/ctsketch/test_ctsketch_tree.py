@@ -111,3 +111,12 @@ def test_state_dict_round_trip_keeps_sketches(tree16):
     assert all(not p.requires_grad for p in tree16.buffers())
     assert list(tree16.parameters()) == []  # the sketch is precomputed, never learned
     assert np.isfinite(tree16.error_bounds()).all()
+
+
+def test_plain_python_program_without_vectorization():
+    # the loop path of tabulation and of evaluate(): max over four digits, one-hot output
+    tree = ProgramTree(lambda a, b: max(a, b), 4, 10, rank=10, output="onehot", seed=0, dtype=torch.float64)
+    digits = torch.tensor([[3, 7, 1, 2], [0, 0, 0, 9]])
+    out = tree(torch.nn.functional.one_hot(digits, 10).double())
+    assert out.argmax(-1).tolist() == [7, 9]
+    assert tree.evaluate(digits).tolist() == [7.0, 9.0]
