@@ -47,7 +47,9 @@ class EvaStatistics:
     budget : int
         Total rank budget ``R``.
     converged_per_batch : list of int
-        Number of layers marked converged after each batch.
+        Number of layer groups marked converged after each batch.
+    singular_values : dict of str to Tensor, shape (max_components,)
+        ``sigma_{i,j}`` of the centred input matrix (used by whitening).
     """
 
     ranks: dict[str, int]
@@ -58,6 +60,7 @@ class EvaStatistics:
     n_batches: int
     budget: int
     converged_per_batch: list[int]
+    singular_values: dict[str, torch.Tensor] = dataclasses.field(default_factory=dict)
 
     def captured_ratio(self) -> dict[str, float]:
         """Share of each layer's input variance captured by its allocated rank: ``sum_{j<=r_i} lambda_ij``."""
@@ -305,6 +308,7 @@ def eva_state_dict(
         n_batches=n_batches,
         budget=budget,
         converged_per_batch=history,
+        singular_values={n: pcas[rep_of[n]].singular_values_.float().clone() for n in layers},
     )
     return state, stats
 

