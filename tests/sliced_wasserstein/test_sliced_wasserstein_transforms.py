@@ -78,3 +78,21 @@ def test_bad_input():
         LQDTransform().forward(np.arange(5.0), u)
     with pytest.raises(ValueError, match="NaN"):
         QuantileTransform().inverse(np.array([0.0, np.nan, 1.0, 2.0]), u)
+
+
+def test_location_weight_shifts_the_fpca_towards_shape():
+    # distributions that differ by a large shift (first) and by spread (second): a small location weight
+    # lets the spread component lead
+    from neurips25.sliced_wasserstein import SlicedWassersteinFPCA
+
+    rng = np.random.default_rng(0)
+    X = [rng.normal(10 * a, np.exp(b), size=(300, 2)) for a, b in rng.uniform(-1, 1, size=(30, 2))]
+    kw = dict(n_components=2, n_directions=8, n_quantiles=21)
+    default = SlicedWassersteinFPCA(**kw).fit(X)
+    shape = SlicedWassersteinFPCA(slice_transform=LQDTransform(location_weight=1e-4), **kw).fit(X)
+    spread = np.array([np.log(x.std()) for x in X])
+    assert abs(np.corrcoef(default.transform(X)[:, 0], spread)[0, 1]) < 0.5
+    assert abs(np.corrcoef(shape.transform(X)[:, 0], spread)[0, 1]) > 0.95
+    assert LQDTransform(2.0).coordinate_weights(quantile_levels(3))[0] == 2.0
+    with pytest.raises(ValueError, match="`location_weight` must be a positive float"):
+        LQDTransform(0.0)

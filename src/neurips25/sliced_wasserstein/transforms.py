@@ -88,6 +88,13 @@ class LQDTransform:
     *Reconstructed* (not confirmed from the paper): the choice of LQD, the median as location and the
     weighting of the location against the shape part.
 
+    Parameters
+    ----------
+    location_weight : float > 0, default=1.0
+        Weight of the location ``c`` in the Hilbert inner product. ``c`` carries the data's units (say
+        mmHg) while ``g`` is unitless, so with the default the location dominates the FPCA whenever the
+        distributions move by more than about one unit; a smaller weight gives the shape more say.
+
     Examples
     --------
     >>> t = LQDTransform(); u = np.array([0.25, 0.5, 0.75])
@@ -98,6 +105,12 @@ class LQDTransform:
 
     name = "lqd"
     slice_estimator = "kde"
+
+    def __init__(self, location_weight: float = 1.0):
+        if isinstance(location_weight, bool) or not isinstance(location_weight, (int, float, np.number)) \
+                or not np.isfinite(location_weight) or location_weight <= 0:
+            raise ValueError(f"`location_weight` must be a positive float, got {location_weight!r}")
+        self.location_weight = float(location_weight)
 
     def forward(self, Q, u) -> np.ndarray:
         """Quantiles ``(..., M)``, strictly increasing in the last axis -> embedding ``(..., M)``."""
@@ -119,12 +132,12 @@ class LQDTransform:
         return Y[..., :1] + cs - cs[..., mid:mid + 1]
 
     def coordinate_weights(self, u) -> np.ndarray:
-        """Weights (M,): 1 for the location, the level spacings for the log-quantile density."""
+        """Weights (M,): ``location_weight`` for the location, the level spacings for ``g``."""
         u = np.asarray(u, dtype=float)
-        return np.concatenate([[1.0], np.diff(u)])
+        return np.concatenate([[self.location_weight], np.diff(u)])
 
     def __repr__(self) -> str:
-        return "LQDTransform()"
+        return f"LQDTransform(location_weight={self.location_weight!r})"
 
 
 TRANSFORMS = {"lqd": LQDTransform, "quantile": QuantileTransform}
