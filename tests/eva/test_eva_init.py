@@ -91,7 +91,7 @@ def test_budget_groups_and_alpha(base):
     assert len(stats.groups) == 4  # key and value of both blocks map to their block's query
     ranks = load_eva_state_dict(pm, state)
     assert ranks == {n.removeprefix("base_model.model."): v.shape[0] for n, v in state.items()}
-    for name, m in lora_layers(pm).items():
+    for m in lora_layers(pm).values():
         assert m.scaling["default"] == pytest.approx(1.0)
         assert torch.count_nonzero(m.lora_B["default"].weight) == 0
         rows = m.lora_A["default"].weight

@@ -46,7 +46,8 @@ class Config:
 SCALES = {
     Scale.SMOKE: Config("tiny", n_train=128, n_test=64, batch_size=16, max_length=32, steps=8, n_seeds=2,
                         rank=4, eva_max_batches=12),
-    Scale.QUICK: Config("minilm", n_train=960, n_test=240, batch_size=16, max_length=32, steps=60, n_seeds=5),
+    Scale.QUICK: Config("minilm", n_train=480, n_test=160, batch_size=8, max_length=32, steps=50, n_seeds=5,
+                        eva_max_batches=60),
     Scale.PAPER: Config("minilm", n_train=4800, n_test=960, batch_size=16, max_length=32, steps=300, n_seeds=5),
 }
 
@@ -193,6 +194,8 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         warnings.simplefilter("ignore")
         agree = _agreement(base0, _no_labels(train_b), cfg)
     metrics["c1"] = agree
+    print(f"c1 done: max angle {agree['max_angle_rad']:.4f}, ours {agree['seconds_ours']:.1f}s, "
+          f"peft {agree['seconds_peft']:.1f}s", flush=True)
     c1.judge(passed=agree["identical_ranks"] and agree["max_angle_rad"] < 0.05,
              measured={k: agree[k] for k in ("identical_ranks", "max_angle_rad", "angles_rad", "ranks_ours",
                                              "seconds_ours", "seconds_peft")},
@@ -231,7 +234,10 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                 eva_ranks.append({_short(n): r for n, r in ranks.items()})
             elif init == "lora":
                 uniform_params.append(_trainable(pm))
+            t0 = time.perf_counter()
             losses, acc = _train(pm, train_b, test_b, cfg, s)
+            print(f"seed {s} {init}: loss@last10 {np.mean(losses[-10:]):.4f} acc {acc:.3f} "
+                  f"({time.perf_counter() - t0:.1f}s)", flush=True)
             curves[init].append(losses)
             accs[init].append(acc)
 
