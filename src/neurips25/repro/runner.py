@@ -23,7 +23,7 @@ from neurips25.repro.progress import interactive
 from neurips25.repro.registry import get_runner
 from neurips25.repro.scale import Scale
 from neurips25.repro.seeding import seed_everything
-from neurips25.repro.store import RunDir
+from neurips25.repro.store import RunDir, read_json
 
 Task = tuple[str, str, int, str]  # slug, scale, seed, run directory
 
@@ -160,7 +160,7 @@ def run_methods(
     todo: list[Task] = []
     for slug in slugs:
         if rd.finished(slug) and not force:
-            results[slug] = RunDir(out).results()[slug]
+            results[slug] = read_json(rd.result_path(slug))
             echo(f"  {slug}: already finished, skipped (use --force to re-run)")
         else:
             todo.append((slug, str(scale), seed, str(rd.path)))
