@@ -66,6 +66,7 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):
         atomic_write_json(p, {"v": 2})
     assert json.loads(p.read_text()) == {"v": 1}
     assert [f.name for f in tmp_path.iterdir()] == ["r.json"]  # no temporary left behind
+    assert p.stat().st_mode & 0o044  # readable by others, like any file the user writes
 
 
 @pytest.fixture
