@@ -168,3 +168,38 @@ def test_missing_extra_error_names_the_extra():
 
     with pytest.raises(ImportError, match=r'pip install "neurips25\[graph\]"'):
         require("surely_not_a_module_xyz", "graph")
+
+
+def test_limit_threads_restores_torch_and_blas():
+    import torch
+    from threadpoolctl import threadpool_info
+
+    from neurips25.repro import limit_threads
+
+    before = torch.get_num_threads()
+    blas_before = [p["num_threads"] for p in threadpool_info()]
+    with limit_threads(1, blas=True):
+        assert torch.get_num_threads() == 1
+        assert all(p["num_threads"] == 1 for p in threadpool_info())
+    assert torch.get_num_threads() == before
+    assert [p["num_threads"] for p in threadpool_info()] == blas_before
+    with pytest.raises(ValueError, match="n must be"):
+        with limit_threads(0):
+            pass
+
+
+def test_runner_restores_a_leaked_thread_setting(tmp_path):
+    import torch
+
+    before = torch.get_num_threads()
+
+    @register("fake_leak", title="Fake method that leaks a thread setting")
+    def run_leak(scale, seed, out):
+        torch.set_num_threads(1)
+        return [Claim("c1", "leaks", "none").judge(None)]
+
+    try:
+        run_methods(["fake_leak"], scale="smoke", seed=0, out=tmp_path / "l", echo=lambda s: None)
+    finally:
+        unregister("fake_leak")
+    assert torch.get_num_threads() == before

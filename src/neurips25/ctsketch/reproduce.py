@@ -34,7 +34,7 @@ from neurips25.ctsketch import (
     tt_decompose,
 )
 from neurips25.extras import require
-from neurips25.repro import Claim, Outcome, Scale, progress, register
+from neurips25.repro import Claim, Outcome, Scale, limit_threads, progress, register
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,8 +298,12 @@ def rank_sweep(cfg: Config, data, seed: int) -> dict:
 
 @register("ctsketch")
 def run(scale: Scale, seed: int, out: Path) -> Outcome:
+    with limit_threads(1):  # small per-step work: one thread is faster and steadier on a shared machine
+        return _run(scale, seed, out)
+
+
+def _run(scale: Scale, seed: int, out: Path) -> Outcome:
     cfg = CONFIGS[scale]
-    torch.set_num_threads(1)  # small per-step work: one thread is faster and steadier on a shared machine
     torch.manual_seed(seed)
     data = load_digits_split(cfg.n_train_images, seed)
     seeds = [seed + i for i in range(cfg.n_seeds)]

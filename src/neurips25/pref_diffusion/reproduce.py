@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurips25.repro import Claim, Outcome, Scale, progress, register
+from neurips25.repro import Claim, Outcome, Scale, limit_threads, progress, register
 
 TASKS5 = ("zdt1", "zdt2", "dtlz2", "re21", "re37")
 BI_OBJECTIVE = ("zdt1", "zdt2", "re21")
@@ -238,17 +238,13 @@ def _scatter(task, F_by_method: dict, path: Path) -> None:
 
 @register("pref_diffusion")
 def run(scale: Scale, seed: int, out: Path) -> Outcome:
-    import torch
-
     from neurips25.pref_diffusion import make_offline_task
 
     cfg = config_for(scale)
     claims = _claims(cfg)
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(cfg.threads)  # one core per job on the shared machine; restored below
     t_start = time.perf_counter()
     per: dict[str, list[dict]] = {}
-    try:
+    with limit_threads(cfg.threads):  # one core per job on the shared machine
         for name in progress(cfg.tasks, desc="tasks", total=len(cfg.tasks)):
             task = make_offline_task(name, n=cfg.n_data, prune_top=cfg.prune_top, seed=seed)
             per[name] = []
@@ -262,8 +258,6 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                     + ", ".join(f"{m}={v['hv']:.4f}" for m, v in r.items() if not m.startswith("_")),
                     flush=True,
                 )
-    finally:
-        torch.set_num_threads(old_threads)
     wall = time.perf_counter() - t_start
 
     def mean(name, method, key="hv"):

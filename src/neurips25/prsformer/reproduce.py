@@ -31,7 +31,7 @@ from neurips25.prsformer.neighborhood_attention import (
     reference_neighborhood_attention,
 )
 from neurips25.prsformer.train import evaluate, fit, task_metrics
-from neurips25.repro import Claim, Outcome, Scale, register
+from neurips25.repro import Claim, Outcome, Scale, limit_threads, register
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,12 +166,8 @@ def _figure(path: Path, sizes, prs, lin, ldp):
 @register("prsformer")
 def run(scale: Scale, seed: int, out: Path) -> Outcome:
     cfg = SCALES[Scale.parse(scale)]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny matrices on a shared 2-core machine: one thread is faster
-    try:
+    with limit_threads(1):  # tiny matrices on a shared 2-core machine: one thread is faster
         return _run(cfg, Scale.parse(scale), seed, Path(out))
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _run(cfg: Config, scale: Scale, seed: int, out: Path) -> Outcome:

@@ -20,6 +20,7 @@ from neurips25.repro.progress import progress
 from neurips25.repro.registry import METHODS, MethodInfo, register
 from neurips25.repro.scale import Scale
 from neurips25.repro.seeding import seed_everything
+from neurips25.repro.threads import limit_threads
 
 __all__ = [
     "Claim",
@@ -31,4 +32,5 @@ __all__ = [
     "register",
     "progress",
     "seed_everything",
+    "limit_threads",
 ]

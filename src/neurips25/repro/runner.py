@@ -12,6 +12,7 @@ import concurrent.futures as cf
 import contextlib
 import datetime as dt
 import logging
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
@@ -39,6 +40,8 @@ def run_one(slug: str, scale: str, seed: int, run_dir: str) -> dict:
     rd.figures_dir(slug).mkdir(parents=True, exist_ok=True)
     scale_ = Scale.parse(scale)
     status, error, outcome = "ok", None, Outcome([])
+    torch = sys.modules.get("torch")
+    torch_threads = torch.get_num_threads() if torch is not None else None
     t0 = time.perf_counter()
     with open(rd.log_path(slug), "w", encoding="utf-8") as log:
         handler = logging.StreamHandler(log)
@@ -64,6 +67,9 @@ def run_one(slug: str, scale: str, seed: int, run_dir: str) -> dict:
         finally:
             root.removeHandler(handler)
             root.setLevel(old_level)
+            torch = sys.modules.get("torch")
+            if torch is not None:  # a method must not leave its thread setting to the next one
+                torch.set_num_threads(torch_threads or torch.get_num_threads())
     wall = time.perf_counter() - t0
     figures = sorted(str(p.relative_to(mdir)) for p in rd.figures_dir(slug).glob("*.png"))
     result = {
