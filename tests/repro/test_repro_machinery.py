@@ -18,21 +18,21 @@ from neurips25.repro.store import RunDir, atomic_write_json
 
 
 def test_claim_judge_sets_verdict_and_jsonable_measurement():
-    c = Claim("c1", "x is small", "x < 1")
+    c = Claim("c1", "x is small", "x < 1", kind="check")
     assert c.verdict is Verdict.PENDING
     c.judge(True, {"x": np.float64(0.5), "arr": np.arange(3), "bad": float("nan")})
     assert c.verdict is Verdict.REPRODUCED
     d = c.to_dict()
     json.dumps(d)  # must be serialisable
     assert d["measured"] == {"x": 0.5, "arr": [0, 1, 2], "bad": "nan"}
-    assert Claim("c", "s", "k").judge(False).verdict is Verdict.NOT_REPRODUCED
-    assert Claim("c", "s", "k").judge(None).verdict is Verdict.INCONCLUSIVE
+    assert Claim("c", "s", "k", kind="check").judge(False).verdict is Verdict.NOT_REPRODUCED
+    assert Claim("c", "s", "k", kind="check").judge(None).verdict is Verdict.INCONCLUSIVE
     assert Claim.from_dict(d).verdict is Verdict.REPRODUCED
 
 
 def test_outcome_rejects_duplicate_ids_and_non_claims():
     with pytest.raises(ValueError, match="unique"):
-        Outcome([Claim("a", "", ""), Claim("a", "", "")])
+        Outcome([Claim("a", "", "", kind="check"), Claim("a", "", "", kind="check")])
     with pytest.raises(TypeError):
         Outcome(["not a claim"])
 
@@ -83,7 +83,7 @@ def fake_methods(tmp_path):
         fig = Figure()
         fig.add_subplot().plot([0, 1], [seed, seed])
         fig.savefig(out / "figures" / "line.png")
-        c = Claim("c1", "the fake holds", "seed >= 0", paper_value="1.0")
+        c = Claim("c1", "the fake holds", "seed >= 0", paper_value="1.0", kind="headline")
         return Outcome([c.judge(seed >= 0, {"seed": seed, "scale": str(scale)})], metrics={"x": np.ones(2)})
 
     @register("fake_crash", title="Fake crashing method")
@@ -92,7 +92,7 @@ def fake_methods(tmp_path):
         if not flag.exists():
             flag.touch()
             raise RuntimeError("simulated crash")
-        return [Claim("c1", "recovers", "runs twice").judge(True, 1)]
+        return [Claim("c1", "recovers", "runs twice", kind="check").judge(True, 1)]
 
     yield state
     unregister("fake_ok")
@@ -196,7 +196,7 @@ def test_runner_restores_a_leaked_thread_setting(tmp_path):
     @register("fake_leak", title="Fake method that leaks a thread setting")
     def run_leak(scale, seed, out):
         torch.set_num_threads(1)
-        return [Claim("c1", "leaks", "none").judge(None)]
+        return [Claim("c1", "leaks", "none", kind="check").judge(None)]
 
     try:
         run_methods(["fake_leak"], scale="smoke", seed=0, out=tmp_path / "l", echo=lambda s: None)

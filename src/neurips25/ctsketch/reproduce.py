@@ -317,6 +317,7 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         "contraction = brute-force enumeration to 1e-5; reconstruction = tensorly "
         "tensor_train to 1e-5; |contraction error| <= ||T - T_hat||_F prod||p_i||_2 on every "
         "random program (1,000 at quick scale); error decreases with rank",
+        kind="check",
     )
     c2 = Claim(
         "c2_scale",
@@ -329,6 +330,7 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         f"accuracy >= 90% at N={cfg.n_small} and >= 80% at N={cfg.n_large} (mean of "
         f"{cfg.n_seeds} seeds), and REINFORCE at N={cfg.n_large} under the same wall-clock "
         f"budget >= 30 points lower",
+        kind="headline",
     )
     c3 = Claim(
         "c3_cost",
@@ -337,6 +339,7 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         paper_value="O(k |R| r^2) per example; no figure known here",
         criterion=f"log-log slope of epoch time vs N from N={cfg.timing_ns[0]} to "
         f"N={cfg.timing_ns[-1]} <= 1.2 (flat tensor memory reported, not run)",
+        kind="supporting",
     )
     c4 = Claim(
         "c4_rank",
@@ -345,6 +348,7 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         criterion="max(a, b) of two digits with a one-hot output mode (TT-rank 10), trained with NLL: "
         "reconstruction error decreases with rank and is < 1e-6 at rank 10; contraction time "
         "at rank 10 > rank 1; per-digit accuracy at rank 10 >= rank-1 accuracy + 10 points",
+        kind="supporting",
     )
 
     # c1 ----------------------------------------------------------------------------------------

@@ -128,17 +128,17 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     claims = [
         Claim("c1_upper_bound", "DBCARE matches the MI lower bound within the (reconstructed) constant: "
               "risk <= 32 LB + 2c on two arms", criterion="DBCARE MI risk <= 32*LB(gap) + 2c at every gap",
-              paper_value="R_MI <= 32 LB + 2c (reconstructed from summaries)"),
+              paper_value="R_MI <= 32 LB + 2c (reconstructed from summaries)", kind="supporting"),
         Claim("c2_uniform_mi", "DBCARE is uniformly competitive where fixed-budget / fixed-confidence methods "
               "each fail somewhere (MI risk)",
-              criterion="max_gap risk/LB of DBCARE <= (1/5) x that of every FB/FC baseline"),
+              criterion="max_gap risk/LB of DBCARE <= (1/5) x that of every FB/FC baseline", kind="headline"),
         Claim("c3_uniform_sr", "the same for simple-regret risk",
-              criterion="max_gap risk/LB_SR of DBCARE(SR) <= (1/5) x that of every FB/FC baseline"),
+              criterion="max_gap risk/LB_SR of DBCARE(SR) <= (1/5) x that of every FB/FC baseline", kind="supporting"),
         Claim("c4_hopeless", "on hopeless instances DBCARE stops early, costing at most 2x guessing",
-              criterion="gap <= sigma sqrt(c)/3: DBCARE MI risk <= 2 x guess's MI risk"),
+              criterion="gap <= sigma sqrt(c)/3: DBCARE MI risk <= 2 x guess's MI risk", kind="supporting"),
         Claim("c5_k_arm_drug_standin", "in the applied 5-arm example DBCARE is never worst and the most "
               "consistently competitive", paper_value="drug discovery data, 5 arms (not public)",
-              criterion="5-arm Bernoulli stand-in, 3 costs x {MI, SR}: DBCARE never worst, mean rank <= 2"),
+              criterion="5-arm Bernoulli stand-in, 3 costs x {MI, SR}: DBCARE never worst, mean rank <= 2", kind="supporting"),
     ]
 
     rows, names = two_arm_sweep(gaps, reps, fc_reps, deltas, max_pulls, seed)

@@ -161,26 +161,26 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                "pretrained model: same rank per layer and the same A subspaces",
                paper_value="(implementation anchor, no paper figure)",
                criterion="identical rank per layer AND largest principal angle between our and PEFT's lora_A row "
-                         "spaces < 0.05 rad on every layer (same batches, svd_lowrank seed 42)")
+                         "spaces < 0.05 rad on every layer (same batches, svd_lowrank seed 42)", kind="check")
     c2 = Claim("c2", statement="EVA's A captures the most activation variance among rank-r initialisations "
                "(the paper's theorem: the top right-singular vectors maximise the captured variance / "
                "expected gradient signal)", paper_value="theorem (no number)",
                criterion="on held-out tokens, tr(Q Sigma Q^T)/tr(Sigma) of EVA's A (rho=1) >= that of LoRA "
-                         "(Kaiming), PiSSA and OLoRA A, on every layer")
+                         "(Kaiming), PiSSA and OLoRA A, on every layer", kind="supporting")
     c3 = Claim("c3", statement="EVA converges faster than competing initialisations and reaches at least as "
                "good a score", paper_value="highest average score; margins of tenths of a point to ~1 point "
                                            "(reconstructed, full text not read)",
                criterion="mean over seeds of the training loss averaged over steps 41-50 is lower for EVA "
-                         "(rho=2) than for LoRA, AND mean test accuracy of EVA >= LoRA's - 0.5 points")
+                         "(rho=2) than for LoRA, AND mean test accuracy of EVA >= LoRA's - 0.5 points", kind="supporting")
     c4 = Claim("c4", statement="Rank redistribution keeps the rank budget and changes trainable parameters",
                paper_value="fewer trainable parameters through redistribution",
                criterion="with rho=2, sum of ranks == r x number of layers exactly for every seed, and "
-                         "alpha_i/r_i == alpha/r on every layer; parameter count reported vs uniform rank")
+                         "alpha_i/r_i == alpha/r on every layer; parameter count reported vs uniform rank", kind="check")
     c5 = Claim("c5", statement="In the paper's main setting (causal LLM fine-tuning) EVA's loss after 50 steps "
                "is below LoRA's and PiSSA's and exact match is no worse",
                paper_value="best average on math / commonsense benchmarks (reconstructed)",
                criterion="SmolLM2-135M, generated arithmetic task, 3 seeds: EVA loss@50 < LoRA and PiSSA; "
-                         "exact match >= LoRA")
+                         "exact match >= LoRA", kind="headline")
 
     tok = D.tokenizer()
     texts, labels = D.topic_dataset(cfg.n_train + cfg.n_test, seed)

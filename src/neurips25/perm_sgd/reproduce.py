@@ -374,28 +374,28 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
                "GraB-type orders",
                paper_value="arbitrary O(n), independent O(sqrt n), dependent O~(1) (theory; no figure)",
                criterion="log-log slope of median phi vs n: adversarial IG within 1 +/- 0.1, RR within "
-               "0.5 +/- 0.1, GraB and PairGraB < 0.2")
+               "0.5 +/- 0.1, GraB and PairGraB < 0.2", kind="supporting")
     c2 = Claim("c2", statement="PL setting: with the theory's step size, F - F* after K epochs is "
                "O~(1/K^2) for IG, O~(1/(nK^2)) for RR, O~(1/(nK)^2) for GraB",
                paper_value="rates recovered by the unified theorem: 1/K^2, 1/(nK^2), 1/(n^2K^2) (no figure)",
                criterion="median over seeds GraB <= RR <= IG at every (n, K); at the largest K the slope of "
-               "median (F - F*) / log^2(nK) vs n is -1 +/- 0.3 for RR and -2 +/- 0.3 for GraB")
+               "median (F - F*) / log^2(nK) vs n is -1 +/- 0.3 for RR and -2 +/- 0.3 for GraB", kind="headline")
     c3 = Claim("c3", statement="Nonconvex: dependent orders train faster than independent, "
                "independent faster than a single shuffle (GraB < RR < SO), at O(d) extra memory",
                paper_value="rates T^-2/3 (GraB) < n^1/3 T^-2/3 (RR); SO arbitrary (no figure)",
                criterion="final training loss, median over seeds at each method's tuned lr: GraB < RR < SO; "
-               "GraB's state holds no n x d buffer")
+               "GraB's state holds no n x d buffer", kind="supporting")
     c4 = Claim("c4", statement="Federated: regularized participation (each client once per cycle) beats "
                "uniform client sampling, and a GraB client order beats a reshuffled client order "
                "(label-skewed clients)",
                paper_value="FL extension of the unified analysis (no figure)",
                criterion="median final global loss over seeds at equal rounds: RR-cycle < uniform and "
-               "GraB-cycle <= RR-cycle")
+               "GraB-cycle <= RR-cycle", kind="supporting")
     c5 = Claim("c5", statement="The generalized (dependent) assumption: the order error contracts across "
                "epochs, phi_q <= A phi_{q-1} + B drift_q + C with A < 1 (reconstructed form)",
                paper_value="reconstructed; the paper's constants are not known here",
                criterion="non-negative least-squares fit of the logged client-level order errors of the "
-               "GraB client order gives A < 1")
+               "GraB client order gives A < 1", kind="supporting")
 
     t0 = time.perf_counter()
     a = experiment_order_error(cfg, seed)

@@ -102,12 +102,14 @@ def _claims(cfg: Config) -> dict[str, Claim]:
             paper_value="PGD beats D(best) on most of 27 Off-MOO-Bench tasks (table values not quoted)",
             criterion=f"mean HV (over seeds, ref 1.1 x nadir) of PGD > HV of D(best) on >= {need1} of "
             f"{k} tasks",
+            kind="headline",
         ),
         "c2": Claim(
             "c2",
             statement="Guidance matters: guided sampling beats the unguided diffusion prior",
             paper_value="qualitative (ablation)",
             criterion="mean HV of PGD (w=10) > mean HV of the unguided prior (w=0) on every task",
+            kind="supporting",
         ),
         "c3": Claim(
             "c3",
@@ -117,12 +119,14 @@ def _claims(cfg: Config) -> dict[str, Claim]:
             criterion=f"mean spread Delta of the non-dominated samples lower with diversity labels on "
             f">= {need3} of {nbi} bi-objective tasks, and mean over tasks of "
             f"HV(diversity)/HV(dominance) >= 0.98",
+            kind="supporting",
         ),
         "c4": Claim(
             "c4",
             statement="PGD is competitive with forward surrogate-based optimisation",
             paper_value="competitive with multi-head / multiple-model surrogates + NSGA-II",
             criterion="mean over tasks of HV(PGD)/HV(multi-head surrogate + NSGA-II) >= 0.9",
+            kind="supporting",
         ),
     }
 

@@ -178,25 +178,25 @@ def _run(cfg: Config, scale: Scale, seed: int, out: Path) -> Outcome:
                "memory equals dense attention with the neighborhood mask, gradients included.",
                paper_value="(implementation property; PRSformer relies on NATTEN)",
                criterion="max abs error <= 1e-5 (fp32) on outputs and gradients, L in {17,64,257}, "
-                         "k in {3,7,33}, d in {1,2,4}")
+                         "k in {3,7,33}, d in {1,2,4}", kind="check")
     c2 = Claim("c2_scaling", statement="The advantage of the non-linear model over tuned linear models "
                "on the same individuals emerges with sample size (paper: mainly at N > 1M).",
                paper_value="gain mainly at N > 1M (abstract); table values not read",
                criterion="epistatic scenario: gap = PRSformer - best linear (L1/L2/EN logistic, linear "
                          "dosage model; best by test AUROC) increases over N, gap(N_max) >= 0.015, "
-                         "gap(N_min) <= 0.005")
+                         "gap(N_min) <= 0.005", kind="headline")
     c3 = Claim("c3_ldpred", statement="PRSformer outperforms LDpred2 derived from the same cohort.",
                paper_value="significantly outperforms (abstract)",
-               criterion="at N_max: PRSformer >= max(LDpred-inf, LDpred2-grid style) + 0.02 mean AUROC")
+               criterion="at N_max: PRSformer >= max(LDpred-inf, LDpred2-grid style) + 0.02 mean AUROC", kind="supporting")
     c4 = Claim("c4_multi", statement="Multitask and multi-ancestry training help.",
                paper_value="multi-ancestry model improves generalization (abstract)",
                criterion="(a) 6-task model - single-task models >= 0.01 mean AUROC on the 2 rarest "
                          "diseases AND (b) mixed-ancestry training > majority-only training on "
-                         "minority-ancestry test AUROC (same N_train)")
+                         "minority-ancestry test AUROC (same N_train)", kind="supporting")
     c5 = Claim("c5_additive", statement="Control: with purely additive genetics PRSformer has nothing "
                "non-linear to learn and should not beat the linear model.",
                paper_value="(control, not in the paper)",
-               criterion="additive scenario at N_max: PRSformer - best linear <= 0.01")
+               criterion="additive scenario at N_max: PRSformer - best linear <= 0.01", kind="supporting")
 
     # c1: exactness of the operator.
     ex = check_exactness(seed)

@@ -386,6 +386,7 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         criterion="S_p matches an independent SVD oracle to 1e-10 relative; r_p of an exactly rank-3 "
         "matrix is within 1e-3 of 3 at p=1e-6; p-th-power subadditivity holds on 200 random "
         "pairs for p <= 1",
+        kind="check",
     )
     q = check_quasi_norms(rng)
     c1.judge(
@@ -402,6 +403,7 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         paper_value="identity (no figure)",
         criterion="trained depth-L linear nets (L = 2, 3, 4; weight decay to convergence) satisfy the "
         "identity within 2%; the balanced factorisation to 1e-8",
+        kind="check",
     )
     wd = check_weight_decay(cfg, seed)
     c2.judge(
@@ -424,6 +426,7 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         "parameter-count (covering) bound and the Bartlett spectral bound in >= 2 of 3 seeds "
         "at every such width, on both tasks; log-log slope of the Schatten bound vs width "
         "< 0.5 on both tasks",
+        kind="headline",
     )
     wins, wins_exact, slopes, slopes_param = {}, {}, {}, {}
     for task in ("digits", "teacher"):
@@ -467,6 +470,7 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         criterion="mean r_0.5 of hidden weight matrices is lower with weight decay >= 1e-3 than without "
         "at every width, and at weight decay 1e-3 its max/min over widths is <= 1.5, on both "
         "tasks",
+        kind="supporting",
     )
     falls, spread, nranks = {}, {}, {}
     for task in ("digits", "teacher"):
@@ -511,6 +515,7 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         paper_value="not stated (issue asks for an honest report)",
         criterion="median over seeds and widths >= 256 of log10(Schatten) - log10(min(param-count, "
         "spectral)) is larger at weight decay 0 than at 1e-3, on both tasks",
+        kind="supporting",
     )
     lead, still = {}, {}
     for task in ("digits", "teacher"):

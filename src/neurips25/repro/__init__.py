@@ -6,16 +6,16 @@ A method's ``reproduce.py`` declares its claims and one ``run`` function::
 
     @register("dbcare")
     def run(scale, seed, out):
-        claim = Claim("c1", statement="...", paper_value="...", criterion="ratio <= 32")
+        claim = Claim("c1", statement="...", paper_value="...", criterion="ratio <= 32", kind="headline")
         ratio = ...                      # measured here
-        claim.judge(ratio <= 32, measured={"ratio": ratio})
+        claim.judge(ratio <= 32, measured={"ratio": ratio}, summary=f"ratio {ratio:.1f}; needs <= 32")
         return Outcome([claim], metrics={...})
 
 ``scale`` is a :class:`Scale` (``smoke`` | ``quick`` | ``paper``), ``seed`` an int and ``out`` the
 method's folder in the run directory (figures go to ``out / "figures"``).
 """
 
-from neurips25.repro.claims import Claim, Outcome, Verdict
+from neurips25.repro.claims import Claim, ClaimKind, Outcome, Verdict
 from neurips25.repro.progress import progress
 from neurips25.repro.registry import METHODS, MethodInfo, register
 from neurips25.repro.scale import Scale
@@ -24,6 +24,7 @@ from neurips25.repro.threads import limit_threads
 
 __all__ = [
     "Claim",
+    "ClaimKind",
     "Outcome",
     "Verdict",
     "Scale",

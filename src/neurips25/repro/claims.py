@@ -4,6 +4,12 @@ A :class:`Claim` is one statement of a paper, the criterion that decides it (wri
 run) and what was measured here. A verdict is one of ``reproduced``, ``not_reproduced`` or
 ``inconclusive``; it comes only from :meth:`Claim.judge`, which applies the pre-declared criterion's
 outcome (a bool, or ``None`` when the measurement could not decide).
+
+Every claim has a :class:`ClaimKind`: ``headline`` (the paper's main empirical claim), ``supporting``
+(another empirical claim of the paper) or ``check`` (exactness, identities, unit-level properties).
+Summaries count the kinds apart and give the headline verdict first, so a method whose headline failed
+never reads as "4/5 reproduced". Each judged claim also carries a one-line human ``summary``: the key
+figure against its threshold, e.g. ``"worst risk/LB 180; needs <= 40 (5x below the best baseline's 202)"``.
 """
 
 from __future__ import annotations
@@ -12,6 +18,25 @@ import dataclasses
 import enum
 import math
 from typing import Any
+
+
+class ClaimKind(str, enum.Enum):
+    """What a claim is: the paper's main empirical claim, another empirical claim, or a unit-level check."""
+
+    HEADLINE = "headline"
+    SUPPORTING = "supporting"
+    CHECK = "check"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, value: str | ClaimKind) -> ClaimKind:
+        try:
+            return cls(value)
+        except ValueError:
+            names = ", ".join(k.value for k in cls)
+            raise ValueError(f"claim kind must be one of {names}; got {value!r}") from None
 
 
 class Verdict(str, enum.Enum):
@@ -61,6 +86,10 @@ class Claim:
         Starts as ``PENDING``; set by :meth:`judge`.
     note : str
         Free text: caveats, the scale it ran at, what differs from the paper's setting.
+    kind : ClaimKind or str, keyword-only, required
+        ``"headline"``, ``"supporting"`` or ``"check"`` (see :class:`ClaimKind`).
+    summary : str
+        One line a person reads: the key figure against its threshold; set by :meth:`judge`.
     """
 
     id: str
@@ -70,8 +99,17 @@ class Claim:
     measured: Any = None
     verdict: Verdict = Verdict.PENDING
     note: str = ""
+    kind: ClaimKind = dataclasses.field(kw_only=True)
+    summary: str = dataclasses.field(default="", kw_only=True)
 
-    def judge(self, passed: bool | None, measured: Any = None, note: str | None = None) -> Claim:
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise ValueError(f"claim id must be a non-empty string; got {self.id!r}")
+        self.kind = ClaimKind.parse(self.kind)
+        self.verdict = Verdict(self.verdict)
+
+    def judge(self, passed: bool | None, measured: Any = None, note: str | None = None,
+              summary: str | None = None) -> Claim:
         """Record the measurement and the criterion's outcome.
 
         Parameters
@@ -82,6 +120,9 @@ class Claim:
             Numbers (or a short summary) supporting the verdict; stored as JSON.
         note : str, optional
             Replaces :attr:`note` when given.
+        summary : str, optional
+            One line: the key figure against its threshold (``"gap +0.031 AUROC; needs >= 0.02"``).
+            Without it the report falls back to a short rendering of ``measured``.
         """
         if passed is None:
             self.verdict = Verdict.INCONCLUSIVE
@@ -90,18 +131,25 @@ class Claim:
         self.measured = jsonable(measured)
         if note is not None:
             self.note = note
+        if summary is not None:
+            if not isinstance(summary, str):
+                raise TypeError(f"summary must be a str; got {type(summary).__name__}")
+            self.summary = " ".join(summary.split())
         return self
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["verdict"] = self.verdict.value
+        d["kind"] = self.kind.value
         d["measured"] = jsonable(self.measured)
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> Claim:
+        """Rebuild a claim from :meth:`to_dict`; results written before kinds existed read as supporting."""
         d = dict(d)
         d["verdict"] = Verdict(d.get("verdict", "pending"))
+        d.setdefault("kind", ClaimKind.SUPPORTING)
         return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls) if f.name in d})
 
 

@@ -163,23 +163,23 @@ def _run(cfg: Config, seed: int, out: Path) -> Outcome:
                "alpha of each graph's embedding matrix; batched over graphs without padding error",
                paper_value="method definition (no figure)",
                criterion="K=50 output equals dense-SVD sigma_1 v_1/alpha (sign fixed) within 1e-4, and the "
-               "batched output equals a per-graph computation within 1e-6, on 64 random nonnegative graphs")
+               "batched output equals a per-graph computation within 1e-6, on 64 random nonnegative graphs", kind="check")
     c2 = Claim("c2_clean", statement="RS-Pool keeps competitive clean accuracy",
                paper_value="abstract: 'maintaining competitive clean accuracy' (table values not read)",
                criterion="on each dataset, RS-Pool's mean clean test accuracy over seeds >= best of "
-               "sum/mean/max minus 3 points")
+               "sum/mean/max minus 3 points", kind="supporting")
     c3 = Claim("c3_robust", statement="RS-Pool is more robust than sum/mean/max pooling under PGD structure "
                "attacks", paper_value="abstract: 'better robustness than the considered pooling methods' "
                "(table values not read)",
                criterion="PGD, budget 30% of each graph's edges: RS-Pool's attacked accuracy (mean over "
                          "seeds) "
-               "exceeds each of sum/mean/max by >= 5 points on >= 2 of 3 datasets")
+               "exceeds each of sum/mean/max by >= 5 points on >= 2 of 3 datasets", kind="headline")
     c4 = Claim("c4_no_masking", statement="The robustness ordering is not gradient masking",
                paper_value="project check (not in the paper)",
                criterion="under each of random flips, genetic, PyG PRBCDAttack, CW-margin PGD and "
                          "CE-PGD with "
                "sum/mean/max scaled by 1/alpha, RS-Pool's attacked accuracy >= each baseline's on >= 2 of 3 "
-               "datasets; inconclusive when c3 is not reproduced (no gain to explain)")
+               "datasets; inconclusive when c3 is not reproduced (no gain to explain)", kind="supporting")
 
     ex = exactness(seed)
     c1.judge(ex["max_abs_err_vs_svd"] <= 1e-4 and ex["max_abs_err_batched_vs_loop"] <= 1e-6, measured=ex)

@@ -92,32 +92,32 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                paper_value="stated in the abstract; no figure",
                criterion="quantile-transform embedding distance == SW_2 at the same directions to 1e-6, and "
                          "our SW_2 == an exact optimal-assignment oracle to 1e-8 (POT's "
-                         "ot.sliced_wasserstein_distance is the oracle in tests/)")
+                         "ot.sliced_wasserstein_distance is the oracle in tests/)", kind="check")
     c2 = Claim("c2_invertibility",
                statement="The slicing transform is invertible: forward then inverse recovers the "
                          "distribution, and modes of variation map back to valid distributions.",
                paper_value="stated in the abstract; no figure",
                criterion="2-component bivariate Gaussian mixture, 128^2 grid, J=180: relative L1 density "
                          "error < 5%; LQD round trip on exact quantiles to 1e-6; sample route SW_2 < 0.05 x "
-                         "slice s.d.; modes 1-2 at alpha=+-2 non-negative and integrating to 1 +- 1e-3")
+                         "slice s.d.; modes 1-2 at alpha=+-2 non-negative and integrating to 1 +- 1e-3", kind="check")
     c3 = Claim("c3_fpca_structure",
                statement="FPCA in the sliced Hilbert space recovers the latent structure of a family of "
                          "distributions.",
                paper_value="not given (simulation designed here)",
                criterion="n=100 Gaussians N(a(1,1), [[1,rho],[rho,1]]), rho=0.6 tanh(b), a,b~U(-1,1): "
-                         "FVE of 2 FPCs > 0.9 and R^2 > 0.9 for both a and b regressed on (xi_1, xi_2)")
+                         "FVE of 2 FPCs > 0.9 and R^2 > 0.9 for both a and b regressed on (xi_1, xi_2)", kind="headline")
     c4 = Claim("c4_convergence",
                statement="The estimated Hilbert-space representations converge to the true ones as the "
                          "samples per distribution grow (and so do the FPCA estimates).",
                paper_value="convergence rates stated as theorems; constants not known here",
                criterion="mean H-error of LQD embeddings decreases monotonically over N with log-log slope "
-                         "<= -0.25; first-eigenfunction error at the largest n < at the smallest n")
+                         "<= -0.25; first-eigenfunction error at the largest n < at the smallest n", kind="supporting")
     c5 = Claim("c5_nhanes",
                statement="On joint systolic/diastolic blood pressure by age, the first FPC tracks age and "
                          "its mode shows systolic pressure rising with age.",
                paper_value="figures only (mean, modes, scores against age); values not known here",
                criterion="NHANES 2017-2018 by single year of age: |Spearman(xi_1, age)| > 0.8 and the first "
-                         "mode's systolic median at alpha=+2 (towards older ages) > at alpha=-2")
+                         "mode's systolic median at alpha=+2 (towards older ages) > at alpha=-2", kind="supporting")
 
     # ---------------------------------------------------------------- c1: isometry
     n_iso, N_iso = 10, 50
