@@ -138,7 +138,8 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
               criterion="gap <= sigma sqrt(c)/3: DBCARE MI risk <= 2 x guess's MI risk", kind="supporting"),
         Claim("c5_k_arm_drug_standin", "in the applied 5-arm example DBCARE is never worst and the most "
               "consistently competitive", paper_value="drug discovery data, 5 arms (not public)",
-              criterion="5-arm Bernoulli stand-in, 3 costs x {MI, SR}: DBCARE never worst, mean rank <= 2", kind="supporting"),
+              criterion="5-arm Bernoulli stand-in, 3 costs x {MI, SR}: DBCARE never worst, mean rank <= 2",
+                  kind="supporting"),
     ]
 
     rows, names = two_arm_sweep(gaps, reps, fc_reps, deltas, max_pulls, seed)

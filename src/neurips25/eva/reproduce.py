@@ -171,11 +171,13 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                "good a score", paper_value="highest average score; margins of tenths of a point to ~1 point "
                                            "(reconstructed, full text not read)",
                criterion="mean over seeds of the training loss averaged over steps 41-50 is lower for EVA "
-                         "(rho=2) than for LoRA, AND mean test accuracy of EVA >= LoRA's - 0.5 points", kind="supporting")
+                         "(rho=2) than for LoRA, AND mean test accuracy of EVA >= LoRA's - 0.5 points",
+                             kind="supporting")
     c4 = Claim("c4", statement="Rank redistribution keeps the rank budget and changes trainable parameters",
                paper_value="fewer trainable parameters through redistribution",
                criterion="with rho=2, sum of ranks == r x number of layers exactly for every seed, and "
-                         "alpha_i/r_i == alpha/r on every layer; parameter count reported vs uniform rank", kind="check")
+                         "alpha_i/r_i == alpha/r on every layer; parameter count reported vs uniform rank",
+                             kind="check")
     c5 = Claim("c5", statement="In the paper's main setting (causal LLM fine-tuning) EVA's loss after 50 steps "
                "is below LoRA's and PiSSA's and exact match is no worse",
                paper_value="best average on math / commonsense benchmarks (reconstructed)",

@@ -124,10 +124,12 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         Claim("c2_worst_case", "worst case PoF <= C - 1, and the bound is approached",
               paper_value="PoF <= C - 1 (TL;DR)",
               criterion="no random instance exceeds C-1; tight family reaches (C-1)(1-1e-3) at K=1e4", kind="headline"),
-        Claim("c3_two_groups", "with two groups fairness is free", criterion="PoF = 1 on every C=2 instance", kind="supporting"),
+        Claim("c3_two_groups", "with two groups fairness is free", criterion="PoF = 1 on every C=2 instance",
+            kind="supporting"),
         Claim("c4_random_colouring", "random colouring: no welfare loss when no group dominates, a loss "
               "growing with the largest group's share", criterion="balanced (p=1/C, C in {3,4}): mean PoF <= 1.01 "
-              "at n=800 and non-increasing in n; p_max=0.9, C=4 (congested direct sum): mean PoF >= 1.2", kind="supporting"),
+              "at n=800 and non-increasing in n; p_max=0.9, C=4 (congested direct sum): mean PoF >= 1.2",
+                  kind="supporting"),
         Claim("c5_er_markets", "Erdos-Renyi markets: PoF -> 1 in large markets",
               criterion="colours (0.5,0.3,0.2), mean degree 3: mean PoF at the largest n <= 1.01 and <= at the "
                         "smallest n", kind="supporting"),

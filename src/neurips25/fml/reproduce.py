@@ -136,7 +136,8 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
               criterion="all labelings verified; coverage >= demand (exact) or >= demand/(1+eps)^(H+1)", kind="check"),
         Claim("c2_approximation", "FMLapprox is an O(log n)-approximation (in expectation)",
               paper_value="O(log n), matching the Omega(log n) hardness",
-              criterion="30 graphs, n=25..40: mean cost/OPT <= 2.0 and max <= 2 ln n (best of 5 FRT trees)", kind="headline"),
+              criterion="30 graphs, n=25..40: mean cost/OPT <= 2.0 and max <= 2 ln n (best of 5 FRT trees)",
+                  kind="headline"),
         Claim("c3_aggregation", "fair plans meet both groups' demands at much lower cost than the fairness-aware "
               "heuristics, and only fair plans train a model that works for both groups",
               paper_value="cost FMLapprox 74.3 vs Closest 224.0, Alternating 212.8; red acc Greedy 0.27 vs FML 0.93",
@@ -144,7 +145,8 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                         "FML red accuracy >= 0.85; Greedy red accuracy <= 0.6", kind="supporting"),
         Claim("c4_bicriteria_speed", "FMLbiApprox is much faster than the exact DP with coverage close to demand",
               paper_value="~10x faster on BA graphs, >98% coverage",
-              criterion=f"eps=0.01, n={n_agg}: DP time <= 1/3 of the exact DP; coverage >= demand/(1+eps)^(H+1)", kind="supporting"),
+              criterion=f"eps=0.01, n={n_agg}: DP time <= 1/3 of the exact DP; coverage >= demand/(1+eps)^(H+1)",
+                  kind="supporting"),
     ]
 
     rows = approximation_study(n_graphs, seed, time_limit=scale.pick(smoke=20, quick=30, paper=120))

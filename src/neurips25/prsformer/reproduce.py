@@ -187,7 +187,8 @@ def _run(cfg: Config, scale: Scale, seed: int, out: Path) -> Outcome:
                          "gap(N_min) <= 0.005", kind="headline")
     c3 = Claim("c3_ldpred", statement="PRSformer outperforms LDpred2 derived from the same cohort.",
                paper_value="significantly outperforms (abstract)",
-               criterion="at N_max: PRSformer >= max(LDpred-inf, LDpred2-grid style) + 0.02 mean AUROC", kind="supporting")
+               criterion="at N_max: PRSformer >= max(LDpred-inf, LDpred2-grid style) + 0.02 mean AUROC",
+                   kind="supporting")
     c4 = Claim("c4_multi", statement="Multitask and multi-ancestry training help.",
                paper_value="multi-ancestry model improves generalization (abstract)",
                criterion="(a) 6-task model - single-task models >= 0.01 mean AUROC on the 2 rarest "

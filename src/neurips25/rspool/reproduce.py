@@ -163,7 +163,8 @@ def _run(cfg: Config, seed: int, out: Path) -> Outcome:
                "alpha of each graph's embedding matrix; batched over graphs without padding error",
                paper_value="method definition (no figure)",
                criterion="K=50 output equals dense-SVD sigma_1 v_1/alpha (sign fixed) within 1e-4, and the "
-               "batched output equals a per-graph computation within 1e-6, on 64 random nonnegative graphs", kind="check")
+               "batched output equals a per-graph computation within 1e-6, on 64 random nonnegative graphs",
+                   kind="check")
     c2 = Claim("c2_clean", statement="RS-Pool keeps competitive clean accuracy",
                paper_value="abstract: 'maintaining competitive clean accuracy' (table values not read)",
                criterion="on each dataset, RS-Pool's mean clean test accuracy over seeds >= best of "

@@ -105,7 +105,8 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                          "distributions.",
                paper_value="not given (simulation designed here)",
                criterion="n=100 Gaussians N(a(1,1), [[1,rho],[rho,1]]), rho=0.6 tanh(b), a,b~U(-1,1): "
-                         "FVE of 2 FPCs > 0.9 and R^2 > 0.9 for both a and b regressed on (xi_1, xi_2)", kind="headline")
+                         "FVE of 2 FPCs > 0.9 and R^2 > 0.9 for both a and b regressed on (xi_1, xi_2)",
+                             kind="headline")
     c4 = Claim("c4_convergence",
                statement="The estimated Hilbert-space representations converge to the true ones as the "
                          "samples per distribution grow (and so do the FPCA estimates).",
