@@ -183,7 +183,7 @@ def test_limit_threads_restores_torch_and_blas():
         assert all(p["num_threads"] == 1 for p in threadpool_info())
     assert torch.get_num_threads() == before
     assert [p["num_threads"] for p in threadpool_info()] == blas_before
-    with pytest.raises(ValueError, match="n must be"):
+    with pytest.raises(ValueError, match=r"n \(threads\) must be"):
         with limit_threads(0):
             pass
 

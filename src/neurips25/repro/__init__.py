@@ -15,16 +15,17 @@ A method's ``reproduce.py`` declares its claims and one ``run`` function::
 method's folder in the run directory (figures go to ``out / "figures"``).
 """
 
-from neurips25.repro.claims import Claim, ClaimKind, Outcome, Verdict
+from neurips25.repro.claims import Claim, ClaimKind, Outcome, Verdict, describe_claims
 from neurips25.repro.progress import progress
 from neurips25.repro.registry import METHODS, MethodInfo, register
 from neurips25.repro.scale import Scale
 from neurips25.repro.seeding import seed_everything
-from neurips25.repro.threads import limit_threads
+from neurips25.repro.threads import limit_threads, thread_cap
 
 __all__ = [
     "Claim",
     "ClaimKind",
+    "describe_claims",
     "Outcome",
     "Verdict",
     "Scale",
@@ -34,4 +35,5 @@ __all__ = [
     "progress",
     "seed_everything",
     "limit_threads",
+    "thread_cap",
 ]

@@ -170,3 +170,39 @@ class Outcome:
         ids = [c.id for c in self.claims]
         if len(set(ids)) != len(ids):
             raise ValueError(f"claim ids must be unique, got {ids}")
+
+
+def _as_dict(claim: Claim | dict) -> dict:
+    return claim.to_dict() if isinstance(claim, Claim) else claim
+
+
+def headline_verdict(claims: list[Claim | dict]) -> str:
+    """The headline claims' verdict: the single verdict, ``"mixed"`` when several disagree, ``"none"``."""
+    verdicts = [_as_dict(c)["verdict"] for c in claims if _as_dict(c).get("kind") == ClaimKind.HEADLINE.value]
+    if not verdicts:
+        return "none"
+    return verdicts[0] if len(set(verdicts)) == 1 else "mixed"
+
+
+def kind_counts(claims: list[Claim | dict]) -> dict[str, tuple[int, int]]:
+    """``{kind: (reproduced, total)}`` for each kind present, in the order headline, supporting, check."""
+    out: dict[str, tuple[int, int]] = {}
+    for kind in ClaimKind:
+        mine = [_as_dict(c) for c in claims if _as_dict(c).get("kind", "supporting") == kind.value]
+        if mine:
+            out[kind.value] = (sum(c["verdict"] == Verdict.REPRODUCED.value for c in mine), len(mine))
+    return out
+
+
+def describe_claims(claims: list[Claim | dict]) -> str:
+    """One line, headline first, kinds counted apart: ``"headline: not reproduced; supporting 1/2; checks 2/2"``.
+
+    Results written before claim kinds existed count as supporting.
+    """
+    if not claims:
+        return "no claims"
+    parts = [f"headline: {headline_verdict(claims).replace('_', ' ')}"]
+    for kind, (ok, n) in kind_counts(claims).items():
+        if kind != ClaimKind.HEADLINE.value:
+            parts.append(f"{'checks' if kind == 'check' else kind} {ok}/{n}")
+    return "; ".join(parts)

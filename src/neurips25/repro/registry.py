@@ -39,6 +39,7 @@ class MethodInfo:
     ecosystem: str
     extra: str = "core"
     module: str | None = None  # defaults to neurips25.<slug>.reproduce
+    quick_budget_s: float | None = None  # ceiling for the quick scale on an idle 2-core machine
 
     @property
     def reproduce_module(self) -> str:
@@ -59,7 +60,17 @@ class MethodInfo:
 
 
 def _m(slug: str, title: str, ecosystem: str, extra: str = "core") -> MethodInfo:
-    return MethodInfo(slug, title, ecosystem, extra)
+    return MethodInfo(slug, title, ecosystem, extra, quick_budget_s=QUICK_BUDGET_S.get(slug))
+
+
+#: quick-scale ceiling of each method (seconds, idle 2-core machine), from its issue; `make demo` as a whole must
+#: stay within 75 minutes (benchmarks/reproduce_budget.py prints both)
+QUICK_BUDGET_S: dict[str, float] = {
+    "dbcare": 240, "fair_matroid": 180, "fml": 180, "vfs": 300, "ctsketch": 240, "pref_diffusion": 300,
+    "prsformer": 360, "sliced_wasserstein": 180, "perm_sgd": 300, "rank_bounds": 360, "rspool": 480, "eva": 360,
+    "chemcot": 600, "scm": 600, "behavior_injection": 600, "eareranker": 480, "narrow_gate": 600, "shoefit": 600,
+    "inverse3d": 720,
+}
 
 
 METHODS: dict[str, MethodInfo] = {
@@ -94,13 +105,18 @@ METHODS: dict[str, MethodInfo] = {
 
 Runner = Callable[..., object]
 _RUNNERS: dict[str, Runner] = {}
+_THREADS: dict[str, int] = {}
 
 
-def register(slug: str, *, title: str | None = None, ecosystem: str = "", extra: str = "core"):
+def register(slug: str, *, title: str | None = None, ecosystem: str = "", extra: str = "core", threads: int = 1):
     """Decorator registering ``run(scale, seed, out)`` as the reproduction of ``slug``.
 
-    A slug outside the 19 methods (tests register fakes) needs a ``title``.
+    A slug outside the 19 methods (tests register fakes) needs a ``title``. ``threads`` is the cap the runner
+    puts on torch, BLAS/OpenMP and worker processes for the whole run (see :func:`repro.threads.thread_cap`);
+    1 suits the small-matrix workloads of the reproductions on a shared 2-core machine.
     """
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be an integer >= 1; got {threads!r}")
 
     def decorate(fn: Runner) -> Runner:
         if slug not in METHODS:
@@ -108,14 +124,21 @@ def register(slug: str, *, title: str | None = None, ecosystem: str = "", extra:
                 raise ValueError(f"unknown method slug {slug!r}; pass title= to register a new method")
             METHODS[slug] = MethodInfo(slug, title, ecosystem, extra, module=fn.__module__)
         _RUNNERS[slug] = fn
+        _THREADS[slug] = threads
         return fn
 
     return decorate
 
 
+def threads_for(slug: str) -> int:
+    """The thread cap a method registered with (1 unless it asked for more)."""
+    return _THREADS.get(slug, 1)
+
+
 def unregister(slug: str) -> None:
     """Remove a runner (and a non-builtin method entry); used by tests."""
     _RUNNERS.pop(slug, None)
+    _THREADS.pop(slug, None)
     info = METHODS.get(slug)
     if info is not None and info.module is not None:
         del METHODS[slug]
