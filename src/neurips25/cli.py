@@ -32,35 +32,38 @@ def _check_slugs(slugs: list[str]) -> list[str]:
 
 
 def cmd_list(args) -> int:
+    from neurips25.repro.claims import describe_claims
     from neurips25.repro.store import latest_results
 
     latest = latest_results(args.runs)
-    rows = [("slug", "status", "usable", "ecosystem", "latest verdicts", "paper")]
+    rows = [("slug", "status", "usable", "latest result (headline first)", "wall/CPU (s)", "paper")]
     for info in METHODS.values():
         status = "implemented" if info.implemented() else "planned"
         missing = info.missing_modules()
         usable = "yes" if info.implemented() and not missing else (
             f"no: pip install \"neurips25[{info.extra}]\"" if missing else "-")
         res = latest.get(info.slug)
+        times = "-"
         if res is None:
             verdicts = "-"
         elif res.get("status") != "ok":
-            verdicts = "error"
+            verdicts = f"error ({res.get('scale', '?')})"
         else:
-            verdicts = " ".join(
-                {"reproduced": "R", "not_reproduced": "N", "inconclusive": "?"}.get(c["verdict"], "-")
-                for c in res["claims"]) + f" ({res['scale']})"
-        rows.append((info.slug, status, usable, info.ecosystem, verdicts, info.title))
+            verdicts = f"{describe_claims(res['claims'])} ({res['scale']})"
+        if res is not None:
+            cpu = res.get("cpu_s")
+            times = f"{res.get('wall_s', 0):.0f}/" + ("-" if cpu is None else f"{cpu:.0f}")
+        rows.append((info.slug, status, usable, verdicts, times, info.title))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r[:5], widths)) + "  " + r[5])
-    print("\nverdicts: R reproduced, N not reproduced, ? inconclusive (newest run under "
-          f"{args.runs}/)")
+    print(f"\nnewest result of each method under {args.runs}/; checks = exactness / identities / unit-level "
+          "properties, counted apart from the paper's empirical claims")
     return 0
 
 
 def cmd_reproduce(args) -> int:
-    from neurips25.repro.report import format_measured, render_report
+    from neurips25.repro.report import claim_line, render_report, sorted_claims
     from neurips25.repro.runner import run_methods
 
     slugs = _check_slugs(args.slugs) if args.slugs else [m.slug for m in METHODS.values() if m.implemented()]
@@ -89,8 +92,8 @@ def cmd_reproduce(args) -> int:
         if res["status"] != "ok":
             print(f"  {slug:<20} ERROR  {res['error']}  (see {out / slug / 'log.txt'})")
             continue
-        for c in res["claims"]:
-            print(f"  {slug:<20} {c['id']:<14} {c['verdict']:<15} {format_measured(c['measured'], 90)}")
+        for c in sorted_claims(res):
+            print(f"  {slug:<20} {c['id']:<22} {c.get('kind', '-'):<10} {c['verdict']:<15} {claim_line(c, 100)}")
     print(f"\nreport: {page}\n        {md}")
     return 1 if any(r["status"] != "ok" for r in results.values()) else 0
 

@@ -84,7 +84,9 @@ def fake_methods(tmp_path):
         fig.add_subplot().plot([0, 1], [seed, seed])
         fig.savefig(out / "figures" / "line.png")
         c = Claim("c1", "the fake holds", "seed >= 0", paper_value="1.0", kind="headline")
-        return Outcome([c.judge(seed >= 0, {"seed": seed, "scale": str(scale)})], metrics={"x": np.ones(2)})
+        c2 = Claim("c2", "an identity holds", "exact", kind="check").judge(True, {"err": 0.0})
+        c.judge(seed >= 0, {"seed": seed, "scale": str(scale)}, summary=f"seed {seed}; needs >= 0")
+        return Outcome([c2, c], metrics={"x": np.ones(2)})
 
     @register("fake_crash", title="Fake crashing method")
     def run_crash(scale, seed, out):
@@ -136,7 +138,13 @@ def test_report_renders_claims_and_embeds_figures(tmp_path, fake_methods):
     html = page.read_text()
     assert "the fake holds" in html and "data:image/png;base64," in html and "simulated crash" in html
     text = md.read_text()
-    assert "| fake_ok | c1: the fake holds | 1.0 | seed=0, scale=smoke | reproduced |" in text
+    # one row per method, headline first, kinds counted apart
+    assert "| [fake_ok](#fake_ok) | reproduced | headline: reproduced; checks 1/1 |" in text
+    # per-claim rows: headline before the check, the human summary, not the raw dict
+    assert "| c1: the fake holds | headline | 1.0 | seed 0; needs >= 0 | reproduced |" in text
+    assert text.index("c1: the fake holds") < text.index("c2: an identity holds")
+    assert "raw: `seed=0, scale=smoke`" in text  # raw metrics stay available, collapsed
+    assert "<details>" in html and "headline: reproduced; checks 1/1" in html
     assert "error" in text
     assert RunDir(out).finished("fake_ok") and not RunDir(out).finished("fake_crash")
 

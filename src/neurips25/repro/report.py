@@ -3,15 +3,23 @@
 The report is built only from what is on disk (config, environment, each ``result.json`` and its
 figures), so ``neurips25 report RUN_DIR`` re-renders it at any time. Figures are embedded in the
 HTML as base64 PNG so the file opens offline.
+
+What a person reads first: a summary table with ONE row per method (headline verdict, the other kinds
+counted apart, wall and CPU time); then, per method, one row per claim (kind, the paper's figure, the
+claim's one-line summary: the key number against its threshold, and the verdict). Criteria, notes and
+the raw measurement dicts follow, collapsed.
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import json
 import math
+import numbers
 from pathlib import Path
 
+from neurips25.repro.claims import describe_claims, headline_verdict
 from neurips25.repro.registry import METHODS
 from neurips25.repro.store import RunDir, atomic_write_text
 
@@ -19,16 +27,20 @@ VERDICT_STYLE = {
     "reproduced": ("#1a7f37", "#dafbe1"),
     "not_reproduced": ("#cf222e", "#ffebe9"),
     "inconclusive": ("#9a6700", "#fff8c5"),
+    "mixed": ("#9a6700", "#fff8c5"),
     "pending": ("#57606a", "#f6f8fa"),
+    "none": ("#57606a", "#f6f8fa"),
     "error": ("#ffffff", "#cf222e"),
 }
+KIND_ORDER = {"headline": 0, "supporting": 1, "check": 2}
 
 
-def format_number(x: float) -> str:
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
+def format_number(x) -> str:
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
         return str(x)
-    if isinstance(x, int):
-        return str(x)
+    if isinstance(x, numbers.Integral):
+        return str(int(x))
+    x = float(x)
     if not math.isfinite(x):
         return str(x)
     if x != 0 and (abs(x) >= 1e5 or abs(x) < 1e-3):
@@ -37,7 +49,7 @@ def format_number(x: float) -> str:
 
 
 def format_measured(value, limit: int = 160) -> str:
-    """A short one-line rendering of a claim's measurement."""
+    """A short one-line rendering of a claim's raw measurement (the fallback when it has no summary)."""
     if isinstance(value, dict):
         text = ", ".join(f"{k}={format_measured(v, limit)}" for k, v in value.items())
     elif isinstance(value, list):
@@ -52,25 +64,32 @@ def format_measured(value, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def summary_rows(results: dict[str, dict]) -> list[dict]:
-    """One row per claim (or one per crashed method) for the summary table."""
+def claim_line(claim: dict, limit: int = 160) -> str:
+    """The claim's human one-liner; results without one fall back to a short rendering of ``measured``."""
+    return claim.get("summary") or format_measured(claim.get("measured"), limit)
+
+
+def _time(x) -> str:
+    return "-" if x is None else f"{float(x):.0f}"
+
+
+def method_rows(results: dict[str, dict]) -> list[dict]:
+    """One row per method: headline verdict, kinds counted apart, times."""
     rows = []
     for slug, res in results.items():
         if res.get("status") != "ok":
-            rows.append({"method": slug, "claim": "-", "paper": "-", "measured": res.get("error") or "",
-                         "verdict": "error", "wall_s": res.get("wall_s")})
+            rows.append({"method": slug, "headline": "error", "claims": res.get("error") or "crashed",
+                         "wall_s": res.get("wall_s"), "cpu_s": res.get("cpu_s")})
             continue
-        for c in res.get("claims", []):
-            rows.append({
-                "method": slug,
-                "claim": f"{c['id']}: {c['statement']}",
-                "paper": c.get("paper_value") or "-",
-                "criterion": c.get("criterion", ""),
-                "measured": format_measured(c.get("measured")),
-                "verdict": c["verdict"],
-                "wall_s": res.get("wall_s"),
-            })
+        claims = res.get("claims", [])
+        rows.append({"method": slug, "headline": headline_verdict(claims), "claims": describe_claims(claims),
+                     "wall_s": res.get("wall_s"), "cpu_s": res.get("cpu_s")})
     return rows
+
+
+def sorted_claims(res: dict) -> list[dict]:
+    """A method's claims, headline first, then supporting, then checks (stable within a kind)."""
+    return sorted(res.get("claims", []), key=lambda c: KIND_ORDER.get(c.get("kind", "supporting"), 1))
 
 
 def _md_cell(text) -> str:
@@ -81,23 +100,29 @@ def render_markdown(rd: RunDir, results: dict[str, dict]) -> str:
     cfg = rd.config()
     lines = [f"# neurips25 reproduction report: {rd.path.name}", "",
              f"scale `{cfg.get('scale', '?')}`, seed `{cfg.get('seed', '?')}`", "",
-             "| method | claim | paper | measured | verdict | wall (s) |", "|---|---|---|---|---|---|"]
-    for r in summary_rows(results):
-        wall = format_number(r["wall_s"]) if r["wall_s"] is not None else "-"
-        lines.append("| " + " | ".join(_md_cell(x) for x in
-                                       (r["method"], r["claim"], r["paper"], r["measured"], r["verdict"], wall)) + " |")
+             "| method | headline | all claims | wall (s) | CPU (s) |", "|---|---|---|---|---|"]
+    for r in method_rows(results):
+        lines.append("| " + " | ".join(_md_cell(x) for x in (
+            f"[{r['method']}](#{r['method']})", r["headline"].replace("_", " "), r["claims"],
+            _time(r["wall_s"]), _time(r["cpu_s"]))) + " |")
     for slug, res in results.items():
         title = METHODS[slug].title if slug in METHODS else slug
-        lines += ["", f"## {slug}: {title}", ""]
+        lines += ["", f"## {slug}", "", f"{title}", ""]
         if res.get("status") != "ok":
             lines += [f"**error**: `{res.get('error')}` (traceback in `{slug}/log.txt`)"]
             continue
-        for c in res.get("claims", []):
-            lines += [f"- **{c['id']}** ({c['verdict']}): {c['statement']}",
-                      f"  - criterion: {c.get('criterion', '')}",
-                      f"  - measured: {format_measured(c.get('measured'), limit=2000)}"]
+        lines += ["| claim | kind | paper | measured | verdict |", "|---|---|---|---|---|"]
+        for c in sorted_claims(res):
+            lines.append("| " + " | ".join(_md_cell(x) for x in (
+                f"{c['id']}: {c['statement']}", c.get("kind", "supporting"), c.get("paper_value") or "-",
+                claim_line(c, 400), c["verdict"].replace("_", " "))) + " |")
+        lines += ["", "<details><summary>criteria, notes and raw measurements</summary>", ""]
+        for c in sorted_claims(res):
+            lines += [f"- **{c['id']}** criterion: {c.get('criterion', '')}"]
             if c.get("note"):
                 lines.append(f"  - note: {c['note']}")
+            lines.append(f"  - raw: `{format_measured(c.get('measured'), limit=4000)}`")
+        lines += ["", "</details>"]
         if res.get("notes"):
             lines += ["", res["notes"]]
         for fig in res.get("figures", []):
@@ -111,47 +136,55 @@ def _badge(verdict: str) -> str:
             f"{html.escape(verdict.replace('_', ' '))}</span>")
 
 
+CSS = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#1f2328}"
+       "table{border-collapse:collapse;width:100%;font-size:14px;margin:8px 0}td,th{border:1px solid #d0d7de;"
+       "padding:4px 8px;vertical-align:top;text-align:left}th{background:#f6f8fa}.badge{padding:2px 8px;"
+       "border-radius:10px;font-weight:600;white-space:nowrap}img{max-width:100%;border:1px solid #d0d7de;"
+       "margin:8px 0}code,pre{background:#f6f8fa;padding:1px 4px}pre{white-space:pre-wrap;font-size:12px}"
+       ".crit{color:#57606a;font-size:13px}.kind{font-size:12px;color:#57606a;text-transform:uppercase}"
+       "td.num{text-align:right;white-space:nowrap}details{margin:6px 0}")
+
+
 def render_html(rd: RunDir, results: dict[str, dict]) -> str:
     cfg = rd.config()
     e = html.escape
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>neurips25 report {e(rd.path.name)}</title>",
-        "<style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#1f2328}"
-        "table{border-collapse:collapse;width:100%;font-size:14px}td,th{border:1px solid #d0d7de;padding:4px 8px;"
-        "vertical-align:top;text-align:left}th{background:#f6f8fa}.badge{padding:2px 8px;border-radius:10px;"
-        "font-weight:600;white-space:nowrap}img{max-width:100%;border:1px solid #d0d7de;margin:8px 0}"
-        "code{background:#f6f8fa;padding:1px 4px}.crit{color:#57606a;font-size:13px}</style></head><body>",
+        f"<title>neurips25 report {e(rd.path.name)}</title><style>{CSS}</style></head><body>",
         "<h1>neurips25 reproduction report</h1>",
         f"<p>run <code>{e(str(rd.path))}</code> &middot; scale <code>{e(str(cfg.get('scale', '?')))}</code>"
         f" &middot; seed <code>{e(str(cfg.get('seed', '?')))}</code></p>",
-        "<h2>Summary</h2><table><tr><th>method</th><th>claim</th><th>paper</th><th>measured</th>"
-        "<th>verdict</th><th>wall (s)</th></tr>",
+        "<h2>Summary</h2><table><tr><th>method</th><th>headline claim</th><th>all claims</th>"
+        "<th>wall (s)</th><th>CPU (s)</th></tr>",
     ]
-    for r in summary_rows(results):
-        wall = format_number(r["wall_s"]) if r["wall_s"] is not None else "-"
-        parts.append(
-            f"<tr><td><a href='#{e(r['method'])}'>{e(r['method'])}</a></td><td>{e(r['claim'])}"
-            f"<div class='crit'>{e(r.get('criterion', ''))}</div></td><td>{e(r['paper'])}</td>"
-            f"<td>{e(r['measured'])}</td><td>{_badge(r['verdict'])}</td><td>{e(wall)}</td></tr>"
-        )
+    for r in method_rows(results):
+        parts.append(f"<tr><td><a href='#{e(r['method'])}'>{e(r['method'])}</a></td><td>{_badge(r['headline'])}"
+                     f"</td><td>{e(r['claims'])}</td><td class='num'>{_time(r['wall_s'])}</td>"
+                     f"<td class='num'>{_time(r['cpu_s'])}</td></tr>")
     parts.append("</table>")
     for slug, res in results.items():
         title = METHODS[slug].title if slug in METHODS else slug
-        parts.append(f"<h2 id='{e(slug)}'>{e(slug)}: {e(title)}</h2>")
+        parts.append(f"<h2 id='{e(slug)}'>{e(slug)}</h2><p>{e(title)}</p>")
         if res.get("status") != "ok":
             parts.append(f"<p>{_badge('error')} <code>{e(str(res.get('error')))}</code> "
                          f"(traceback in <code>{e(slug)}/log.txt</code>)</p>")
             continue
-        parts.append(f"<p>wall time {format_number(res.get('wall_s', 0))} s</p><ul>")
-        for c in res.get("claims", []):
-            note = f"<br><i>{e(c['note'])}</i>" if c.get("note") else ""
+        parts.append(f"<p>{e(describe_claims(res.get('claims', [])))} &middot; wall {_time(res.get('wall_s'))} s"
+                     f" &middot; CPU {_time(res.get('cpu_s'))} s</p>")
+        parts.append("<table><tr><th>claim</th><th>paper</th><th>measured</th><th>verdict</th></tr>")
+        for c in sorted_claims(res):
             parts.append(
-                f"<li>{_badge(c['verdict'])} <b>{e(c['id'])}</b>: {e(c['statement'])}"
-                f"<div class='crit'>criterion: {e(c.get('criterion', ''))}</div>"
-                f"<div>measured: <code>{e(format_measured(c.get('measured'), limit=2000))}</code></div>{note}</li>"
-            )
-        parts.append("</ul>")
+                f"<tr><td><span class='kind'>{e(c.get('kind', 'supporting'))}</span> <b>{e(c['id'])}</b>: "
+                f"{e(c['statement'])}</td><td>{e(c.get('paper_value') or '-')}</td>"
+                f"<td>{e(claim_line(c, 400))}</td><td>{_badge(c['verdict'])}</td></tr>")
+        parts.append("</table><details><summary>criteria, notes and raw measurements</summary><ul>")
+        for c in sorted_claims(res):
+            note = f"<div><i>{e(c['note'])}</i></div>" if c.get("note") else ""
+            raw = json.dumps(c.get("measured"), indent=1)
+            raw = raw if len(raw) <= 20000 else raw[:20000] + " ..."
+            parts.append(f"<li><b>{e(c['id'])}</b> <span class='crit'>criterion: {e(c.get('criterion', ''))}"
+                         f"</span>{note}<pre>{e(raw)}</pre></li>")
+        parts.append("</ul></details>")
         if res.get("notes"):
             parts.append(f"<p>{e(res['notes'])}</p>")
         for fig in res.get("figures", []):
