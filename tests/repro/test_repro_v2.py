@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from neurips25.repro import Claim, Outcome, register
+from neurips25.repro import Claim, register
 from neurips25.repro.claims import describe_claims, headline_verdict, kind_counts
 from neurips25.repro.registry import unregister
 from neurips25.repro.runner import run_methods
