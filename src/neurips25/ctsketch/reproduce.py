@@ -34,7 +34,7 @@ from neurips25.ctsketch import (
     tt_decompose,
 )
 from neurips25.extras import require
-from neurips25.repro import Claim, Outcome, Scale, limit_threads, progress, register
+from neurips25.repro import Claim, Outcome, Scale, progress, register
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,8 +298,7 @@ def rank_sweep(cfg: Config, data, seed: int) -> dict:
 
 @register("ctsketch")
 def run(scale: Scale, seed: int, out: Path) -> Outcome:
-    with limit_threads(1):  # small per-step work: one thread is faster and steadier on a shared machine
-        return _run(scale, seed, out)
+    return _run(scale, seed, out)  # threads: capped at 1 by the runner (repro.thread_cap)
 
 
 def _run(scale: Scale, seed: int, out: Path) -> Outcome:

@@ -36,7 +36,7 @@ from neurips25.perm_sgd.orderings import (
 from neurips25.perm_sgd.problems import L2LogisticRegression, SoftmaxRegression
 from neurips25.perm_sgd.sgd import order_error, permuted_sgd
 from neurips25.perm_sgd.theory import fit_dependence
-from neurips25.repro import Claim, Outcome, Scale, limit_threads, progress, register
+from neurips25.repro import Claim, Outcome, Scale, progress, register
 
 
 @dataclasses.dataclass(frozen=True)
@@ -363,8 +363,7 @@ def figures(out: Path, a: dict, b: dict, d: dict) -> None:
 
 @register("perm_sgd")
 def run(scale: Scale, seed: int, out: Path) -> Outcome:
-    with limit_threads(1):  # small models: one thread is faster and steadier on a shared machine
-        return _run(scale, seed, out)
+    return _run(scale, seed, out)  # threads: torch and BLAS capped at 1 by the runner (repro.thread_cap)
 
 
 def _run(scale: Scale, seed: int, out: Path) -> Outcome:

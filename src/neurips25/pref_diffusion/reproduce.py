@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurips25.repro import Claim, Outcome, Scale, limit_threads, progress, register
+from neurips25.repro import Claim, Outcome, Scale, progress, register
 
 TASKS5 = ("zdt1", "zdt2", "dtlz2", "re21", "re37")
 BI_OBJECTIVE = ("zdt1", "zdt2", "re21")
@@ -40,7 +40,6 @@ class Config:
     n_gen: int = 50
     n_samples: int = 256
     prune_top: float = 0.4
-    threads: int = 1
 
 
 def config_for(scale: Scale) -> Config:
@@ -248,20 +247,20 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     claims = _claims(cfg)
     t_start = time.perf_counter()
     per: dict[str, list[dict]] = {}
-    with limit_threads(cfg.threads):  # one core per job on the shared machine
-        for name in progress(cfg.tasks, desc="tasks", total=len(cfg.tasks)):
-            task = make_offline_task(name, n=cfg.n_data, prune_top=cfg.prune_top, seed=seed)
-            per[name] = []
-            for k in range(cfg.n_seeds):
-                r, F = _run_task_seed(task, cfg, seed * 1000 + k)
-                per[name].append(r)
-                if k == 0:
-                    _scatter(task, F, out / "figures" / f"scatter_{name}.png")
-                print(
-                    f"{name} seed {k}: "
-                    + ", ".join(f"{m}={v['hv']:.4f}" for m, v in r.items() if not m.startswith("_")),
-                    flush=True,
-                )
+    # threads: capped at 1 by the runner (repro.thread_cap) for the whole run
+    for name in progress(cfg.tasks, desc="tasks", total=len(cfg.tasks)):
+        task = make_offline_task(name, n=cfg.n_data, prune_top=cfg.prune_top, seed=seed)
+        per[name] = []
+        for k in range(cfg.n_seeds):
+            r, F = _run_task_seed(task, cfg, seed * 1000 + k)
+            per[name].append(r)
+            if k == 0:
+                _scatter(task, F, out / "figures" / f"scatter_{name}.png")
+            print(
+                f"{name} seed {k}: "
+                + ", ".join(f"{m}={v['hv']:.4f}" for m, v in r.items() if not m.startswith("_")),
+                flush=True,
+            )
     wall = time.perf_counter() - t_start
 
     def mean(name, method, key="hv"):

@@ -31,7 +31,7 @@ from neurips25.prsformer.neighborhood_attention import (
     reference_neighborhood_attention,
 )
 from neurips25.prsformer.train import evaluate, fit, task_metrics
-from neurips25.repro import Claim, Outcome, Scale, limit_threads, register
+from neurips25.repro import Claim, Outcome, Scale, register
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,8 +166,7 @@ def _figure(path: Path, sizes, prs, lin, ldp):
 @register("prsformer")
 def run(scale: Scale, seed: int, out: Path) -> Outcome:
     cfg = SCALES[Scale.parse(scale)]
-    with limit_threads(1):  # tiny matrices on a shared 2-core machine: one thread is faster
-        return _run(cfg, Scale.parse(scale), seed, Path(out))
+    return _run(cfg, Scale.parse(scale), seed, Path(out))  # threads: capped at 1 by the runner
 
 
 def _run(cfg: Config, scale: Scale, seed: int, out: Path) -> Outcome:

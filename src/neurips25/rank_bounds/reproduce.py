@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurips25.repro import Claim, Outcome, Scale, limit_threads, progress, register
+from neurips25.repro import Claim, Outcome, Scale, progress, register
 
 P_LIST = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5)
 MARGIN_QUANTILE = 0.05  # gamma = 5% quantile of training margins (fixed before the runs)
@@ -359,10 +359,7 @@ def _figures(rows, cfg: Config, out: Path) -> None:
 def run(scale: Scale, seed: int, out: Path) -> Outcome:
     """One thread for torch and BLAS: on a shared 2-core machine OpenMP / OpenBLAS spin-waiting made the
     two-thread runs up to 10x slower than one thread (measured: a 3-layer linear fit, 86 s vs 7.5 s)."""
-    import torch  # noqa: F401  (imported so that limit_threads caps it too)
-
-    with limit_threads(1, blas=True):
-        return _run(scale, seed, out)
+    return _run(scale, seed, out)  # threads: torch and BLAS capped at 1 by the runner (repro.thread_cap)
 
 
 def _run(scale: Scale, seed: int, out: Path) -> Outcome:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from neurips25.repro import Claim, Outcome, Scale, limit_threads, progress, register
+from neurips25.repro import Claim, Outcome, Scale, progress, register
 from neurips25.rspool import attacks as atk
 from neurips25.rspool.data import GraphSet, ba_2motifs, er_vs_ba, sbm_communities
 from neurips25.rspool.functional import rs_pool, rs_pool_dense
@@ -152,9 +152,8 @@ def beats(table: dict, key: str, margin: float) -> dict:
 
 @register("rspool")
 def run(scale: Scale, seed: int, out: Path) -> Outcome:
-    # Thousands of tiny tensor ops: one intra-op thread is ~10x faster than two on a shared 2-core box.
-    with limit_threads(1):
-        return _run(SCALES[Scale.parse(scale)], seed, Path(out))
+    # Thousands of tiny tensor ops: the runner's one-thread cap (repro.thread_cap) is ~10x faster than two.
+    return _run(SCALES[Scale.parse(scale)], seed, Path(out))
 
 
 def _run(cfg: Config, seed: int, out: Path) -> Outcome:
