@@ -22,31 +22,35 @@ import math
 import numpy as np
 from scipy.stats import norm
 
-from neurips25.dbcare.bandits import check_positive
+from neurips25.dbcare.bandits import check_int, check_positive, check_real
 from neurips25.dbcare.round_robin import RoundRobinPolicy
 
 
 def _check_delta(delta) -> float:
-    d = float(delta)
+    d = check_real(delta, "delta")
     if not 0 < d < 1:
         raise ValueError(f"delta must lie in (0, 1); got {delta!r}")
     return d
 
 
 def _check_cap(max_pulls) -> float:
-    m = float(max_pulls)
+    m = float(_scalar_or_inf(max_pulls))
     if not m >= 2:
         raise ValueError(f"max_pulls must be >= 2; got {max_pulls!r}")
     return m
+
+
+def _scalar_or_inf(value):
+    if isinstance(value, float) and value == np.inf:
+        return value
+    return check_real(value, "max_pulls")
 
 
 class UniformFixedBudget(RoundRobinPolicy):
     """Spend a total budget ``T`` evenly (``T // K`` pulls per arm), recommend the empirical best."""
 
     def __init__(self, T: int):
-        if int(T) != T or T < 2:
-            raise ValueError(f"T must be an integer >= 2; got {T!r}")
-        self.T = int(T)
+        self.T = check_int(T, "T", 2)
 
     def __repr__(self) -> str:
         return f"UniformFixedBudget(T={self.T})"
@@ -73,9 +77,7 @@ class SequentialHalving(RoundRobinPolicy):
     """Sequential halving with total budget ``T`` (Karnin et al., 2013)."""
 
     def __init__(self, T: int):
-        if int(T) != T or T < 2:
-            raise ValueError(f"T must be an integer >= 2; got {T!r}")
-        self.T = int(T)
+        self.T = check_int(T, "T", 2)
 
     def __repr__(self) -> str:
         return f"SequentialHalving(T={self.T})"
@@ -145,10 +147,38 @@ class SuccessiveElimination(RoundRobinPolicy):
 
 
 class _AdaptiveMixin:
-    """Step-by-step policies: ``select(counts, sums) -> arms [R, q]`` and ``done(counts, sums)``."""
+    """Step-by-step policies: ``select(counts, sums, t) -> arms [R, q]`` and ``done(counts, sums, t)``.
+
+    With two arms they are round-robin policies; with more, the episode interface below asks for the
+    arms ``select`` picks (after one initial pull of every arm) and stops when ``done`` says so or at
+    ``max_pulls``: the same steps as the vectorised step engine (``simulate.run_adaptive``).
+    """
 
     def round_robin(self, n_arms: int) -> bool:
         return n_arms == 2
+
+    def reset(self, n_arms: int):
+        super().reset(n_arms)
+        self._stepwise = not self.round_robin(self._alive.size)
+        return self
+
+    def _next_arms(self) -> list[int]:
+        if not self._stepwise:
+            return super()._next_arms()
+        if self._counts.min() == 0:  # the initial pull of every arm
+            return np.flatnonzero(self._counts == 0).tolist()
+        t = np.array([float(self._counts.sum())])
+        return self.select(self._counts[None], self._sums[None], t)[0].tolist()
+
+    def _end_request(self) -> None:
+        if not self._stepwise:
+            return super()._end_request()
+        self._round += 1
+        if self._counts.min() == 0:
+            return
+        t = float(self._counts.sum())
+        if bool(self.done(self._counts[None], self._sums[None], np.array([t]))[0]) or t >= self.max_pulls:
+            self._stopped = True
 
 
 class LUCB(_AdaptiveMixin, RoundRobinPolicy):
@@ -166,16 +196,16 @@ class LUCB(_AdaptiveMixin, RoundRobinPolicy):
     def _beta(self, counts, t, K):
         return self.sigma * np.sqrt(2.0 * np.log(5.0 * K * t**4 / (4.0 * self.delta)) / counts)
 
-    # two arms: both are pulled every round (round-robin engine)
+    # two arms: both are pulled every round (round-robin engine); t = total pulls = 2 n, as with K arms
     def stop(self, n, means, alive):
         K = alive.shape[1]
-        beta = self._beta(n.astype(float), n.astype(float), K)  # counts = rounds = t
+        beta = self._beta(n.astype(float), K * n.astype(float), K)
         srt = np.sort(means, axis=1)
         return (srt[:, -1, :] - beta) > (srt[:, -2, :] + beta)
 
     def two_arm_threshold(self, n):
         n = n.astype(float)
-        return 2 * self._beta(n, n, 2)
+        return 2 * self._beta(n, 2 * n, 2)
 
     # more arms: step engine
     def _bounds(self, counts, sums, t):

@@ -56,10 +56,12 @@ class DBCARE(RoundRobinPolicy):
         Penalty the budget is tuned for: misidentification probability or simple regret.
     radius : callable, optional
         ``radius(n, k, sigma, cost) -> e`` with ``n`` pulls per survivor and ``k`` survivors
-        (arrays); defaults to :func:`radius_mi` / :func:`radius_sr`.
+        (float arrays that broadcast); it must return an array of their broadcast shape, without
+        NaN and >= 0 (``inf`` = never eliminate), else a ``ValueError`` is raised. Defaults to
+        :func:`radius_mi` / :func:`radius_sr`.
     budget : callable, optional
-        ``budget(k) -> N*(k)``, the per-arm round cap with ``k`` survivors; defaults to the formulas
-        in the module docstring.
+        ``budget(k) -> N*(k)``, the per-arm round cap with ``k`` survivors (same shape as ``k``);
+        defaults to the formulas in the module docstring.
 
     Examples
     --------
@@ -76,7 +78,7 @@ class DBCARE(RoundRobinPolicy):
                  budget: Callable[[np.ndarray], np.ndarray] | None = None):
         self.cost = check_positive(cost, "cost")
         self.sigma = check_positive(sigma, "sigma")
-        if risk not in ("mi", "sr"):
+        if not isinstance(risk, str) or risk not in ("mi", "sr"):
             raise ValueError(f"risk must be 'mi' or 'sr'; got {risk!r}")
         self.risk = risk
         if radius is not None and not callable(radius):
@@ -93,11 +95,18 @@ class DBCARE(RoundRobinPolicy):
         """Per-arm round cap ``N*(k)`` with ``k`` surviving arms (array-friendly)."""
         k = np.asarray(k, dtype=float)
         if self._budget is not None:
-            return np.asarray(self._budget(k), dtype=float)
+            out = _checked(self._budget, (k,), k.shape, "budget(k)")
+            return out
         if self.risk == "mi":
             return 1.0 / (k * np.e * self.cost)
         with np.errstate(divide="ignore"):
             return 1.5 / np.e * self.sigma ** (2 / 3) * ((k - 1) * self.cost) ** (-2 / 3)
+
+    def confidence_radius(self, n, k) -> np.ndarray:
+        """The confidence radius ``e(n, k)``, validated: shape of ``broadcast(n, k)``, no NaN, >= 0."""
+        n, k = np.asarray(n, dtype=float), np.asarray(k, dtype=float)
+        shape = np.broadcast_shapes(n.shape, k.shape)
+        return _checked(self.radius, (n, k, self.sigma, self.cost), shape, "radius(n, k, sigma, cost)")
 
     def pulls_nothing(self, n_arms: int) -> bool:
         # a budget below one round: guessing is cheaper than a single round of pulls
@@ -105,7 +114,7 @@ class DBCARE(RoundRobinPolicy):
 
     def eliminate(self, n, means, alive):
         k = alive.sum(axis=1)[:, None]  # [R, 1]
-        e = self.radius(n.astype(float), k.astype(float), self.sigma, self.cost)  # [R, B]
+        e = self.confidence_radius(n, k)  # [R, B]
         best = means.max(axis=1, keepdims=True)
         return alive[:, :, None] & (best - means > e[:, None, :])
 
@@ -114,7 +123,23 @@ class DBCARE(RoundRobinPolicy):
         return (n >= self.budget(k)) | (k == 1)
 
     def two_arm_threshold(self, n):
-        return self.radius(n.astype(float), np.full(n.shape, 2.0), self.sigma, self.cost)
+        return self.confidence_radius(n, np.full(np.shape(n), 2.0))
 
     def two_arm_rounds(self):
         return float(self.budget(2))
+
+
+def _checked(fn, args, shape, what: str) -> np.ndarray:
+    """Call a user callable and check its output: numeric, of ``shape``, no NaN, >= 0."""
+    try:
+        out = np.asarray(fn(*args), dtype=float)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{what} must return an array of numbers of shape {shape}; calling it failed: {err}") from err
+    if out.shape != tuple(shape):
+        raise ValueError(f"{what} must return an array of shape {tuple(shape)} (the broadcast shape of its "
+                         f"array arguments); got shape {out.shape}")
+    if np.isnan(out).any():
+        raise ValueError(f"{what} returned NaN")
+    if (out < 0).any():
+        raise ValueError(f"{what} must be >= 0; got min {out.min():g}")
+    return out

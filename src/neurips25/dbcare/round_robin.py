@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from neurips25.dbcare.bandits import check_int, check_reward
+
 
 class RoundRobinPolicy:
     """Base class: subclasses define :meth:`eliminate` and :meth:`stop`.
@@ -53,41 +55,50 @@ class RoundRobinPolicy:
 
     # ----- one-episode driver ---------------------------------------------------------------
     def reset(self, n_arms: int) -> RoundRobinPolicy:
-        """Start an episode with ``n_arms`` arms."""
-        if int(n_arms) < 2:
-            raise ValueError(f"n_arms must be >= 2; got {n_arms}")
-        K = int(n_arms)
+        """Start an episode with ``n_arms`` arms (an integer >= 2)."""
+        K = check_int(n_arms, "n_arms", 2)
         self._alive = np.ones(K, dtype=bool)
         self._sums = np.zeros(K)
+        self._counts = np.zeros(K, dtype=np.int64)
         self._round = 0
-        self._pending: set[int] = set()
+        self._pending: list[int] = []
         self._pulls = 0
         self._stopped = self.pulls_nothing(K)
         return self
 
     def select_arms(self) -> list[int]:
-        """Arms to pull in the next round (every survivor once); empty once stopped."""
+        """Arms to pull next (a round-robin policy: every survivor once); empty once stopped.
+
+        Every requested arm must be passed to :meth:`update` before the next call; calling it again
+        while arms are pending raises ``RuntimeError`` (re-requesting would double-count a round).
+        """
         self._check_started()
         if self._stopped:
             return []
-        self._pending = set(np.flatnonzero(self._alive).tolist())
+        if self._pending:
+            raise RuntimeError(f"select_arms() called while arms {sorted(self._pending)} of the current request "
+                               "are still pending; pass each to update(arm, reward) first")
+        self._pending = self._next_arms()
         return sorted(self._pending)
 
+    def _next_arms(self) -> list[int]:
+        return np.flatnonzero(self._alive).tolist()
+
     def update(self, arm: int, reward: float) -> None:
-        """Record one observation of ``arm`` from the current round."""
+        """Record one observation of ``arm``, which must be pending from :meth:`select_arms`."""
         self._check_started()
-        arm = int(arm)
+        arm = check_int(arm, "arm", 0)
         if arm not in self._pending:
-            raise ValueError(f"arm {arm} was not requested in this round (pending: {sorted(self._pending)})")
-        if not np.isfinite(reward):
-            raise ValueError(f"reward must be finite; got {reward!r}")
-        self._pending.discard(arm)
-        self._sums[arm] += float(reward)
+            raise ValueError(f"arm {arm} was not requested by select_arms() (pending: {sorted(self._pending)})")
+        reward = check_reward(reward)
+        self._pending.remove(arm)
+        self._sums[arm] += reward
+        self._counts[arm] += 1
         self._pulls += 1
         if not self._pending:
-            self._end_round()
+            self._end_request()
 
-    def _end_round(self) -> None:
+    def _end_request(self) -> None:
         self._round += 1
         n = np.array([[self._round]])
         means = np.where(self._alive, self._sums / self._round, -np.inf)[None, :, None]
@@ -103,13 +114,35 @@ class RoundRobinPolicy:
         return self._stopped
 
     def recommend(self, rng: np.random.Generator | None = None) -> int:
-        """The empirical best survivor (a uniformly random arm when nothing was pulled)."""
+        """The empirical best surviving arm.
+
+        A policy that decided to pull nothing (e.g. :class:`Guess`, or a budget below one round)
+        recommends a uniformly random arm from ``rng``; before any observation otherwise, and while a
+        request is pending, it raises ``RuntimeError``.
+        """
         self._check_started()
-        if self._round == 0:
+        if self._pulls == 0:
+            if not self._stopped:
+                raise RuntimeError("recommend() before any observation: pull the arms from select_arms() first")
             rng = rng or np.random.default_rng()
             return int(rng.integers(self._alive.size))
-        means = np.where(self._alive, self._sums / self._round, -np.inf)
-        return int(np.argmax(means))
+        if self._pending:
+            raise RuntimeError(f"recommend() while arms {sorted(self._pending)} are pending; update them first")
+        return int(np.argmax(self.empirical_means))
+
+    @property
+    def empirical_means(self) -> np.ndarray:
+        """Empirical mean of every arm (``-inf`` for eliminated or never pulled arms)."""
+        self._check_started()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mu = self._sums / self._counts
+        return np.where(self._alive & (self._counts > 0), mu, -np.inf)
+
+    @property
+    def survivors(self) -> list[int]:
+        """Arms still in the race."""
+        self._check_started()
+        return np.flatnonzero(self._alive).tolist()
 
     @property
     def total_pulls(self) -> int:

@@ -16,7 +16,14 @@ import dataclasses
 
 import numpy as np
 
-from neurips25.dbcare.bandits import RewardTable, check_positive, make_bandit
+from neurips25.dbcare.bandits import (
+    BernoulliBandit,
+    RewardTable,
+    check_int,
+    check_positive,
+    is_bandit,
+    make_bandit,
+)
 from neurips25.dbcare.round_robin import RoundRobinPolicy
 
 
@@ -195,8 +202,43 @@ def run_adaptive(policy, table: RewardTable, jitter: np.ndarray):
     return rec, counts.sum(axis=1).astype(float), capped
 
 
-def simulate(policy, means, sigma: float = 1.0, cost: float = 1e-4, n_reps: int = 1000, seed: int = 0,
-             env: str = "gaussian", kind: str | None = None, fast: bool = True) -> RiskEstimate:
+def resolve_setting(policy, bandit, sigma, cost, env):
+    """The environment and the cost of a simulation, checked against what the policy assumes.
+
+    ``bandit`` is an environment object or a vector of means (then ``env`` and ``sigma`` build it).
+    The policy's own ``cost`` / ``sigma`` (when it has them) are the defaults; a different value given
+    here raises, since the run would silently evaluate a policy tuned for another setting.
+    """
+    p_cost, p_sigma = getattr(policy, "cost", None), getattr(policy, "sigma", None)
+    if cost is None:
+        if p_cost is None:
+            raise ValueError(f"cost is required: {policy!r} does not know the cost per pull")
+        cost = p_cost
+    cost = check_positive(cost, "cost")
+    if p_cost is not None and not np.isclose(cost, p_cost, rtol=1e-12, atol=0):
+        raise ValueError(f"cost={cost:g} but the policy was built for cost={p_cost:g}; build {type(policy).__name__} "
+                         "with the cost you simulate (or omit cost to use the policy's)")
+    if is_bandit(bandit):
+        if env is not None:
+            raise ValueError("env applies to a vector of means; got an environment object as well")
+        if sigma is not None and getattr(bandit, "sigma", None) is not None and sigma != bandit.sigma:
+            raise ValueError(f"sigma={sigma:g} but the environment has sigma={bandit.sigma:g}; omit sigma")
+    else:
+        env = env or "gaussian"
+        if env == "gaussian":
+            sigma = check_positive(sigma if sigma is not None else (p_sigma if p_sigma is not None else 1.0), "sigma")
+        elif sigma is not None and check_positive(sigma, "sigma") != BernoulliBandit.sigma:
+            raise ValueError(f"sigma={sigma:g} given for Bernoulli rewards, whose sub-Gaussian parameter is 0.5")
+        bandit = make_bandit(means=bandit, sigma=sigma if sigma is not None else 1.0, env=env)
+    b_sigma = getattr(bandit, "sigma", None)
+    if p_sigma is not None and b_sigma is not None and not np.isclose(p_sigma, b_sigma, rtol=1e-12, atol=0):
+        raise ValueError(f"the policy assumes sigma={p_sigma:g} but the rewards have sigma={b_sigma:g}; build "
+                         f"{type(policy).__name__} with sigma={b_sigma:g}")
+    return bandit, cost
+
+
+def simulate(policy, means, sigma: float | None = None, cost: float | None = None, n_reps: int = 1000,
+             seed: int = 0, env: str | None = None, kind: str | None = None, fast: bool = True) -> RiskEstimate:
     """Estimate a policy's risk ``penalty + cost * E[pulls]`` over ``n_reps`` replications.
 
     All replications advance together as arrays (no Python loop over replications). Policies run
@@ -206,16 +248,20 @@ def simulate(policy, means, sigma: float = 1.0, cost: float = 1e-4, n_reps: int 
     ----------
     policy : RoundRobinPolicy
         :class:`DBCARE` or a baseline.
-    means : array-like of shape (K,)
-        Arm means, K >= 2; the best arm is ``argmax(means)``.
-    sigma : float
-        Reward standard deviation (Gaussian env); ignored for ``env="bernoulli"``.
-    cost : float
-        Cost per pull, > 0, charged in the risk.
+    means : array-like of shape (K,), or an environment
+        Arm means (K >= 2; the best arm is ``argmax(means)``), or a ``GaussianBandit``,
+        ``BernoulliBandit`` or ``EmpiricalBandit``.
+    sigma : float, optional
+        Reward standard deviation when ``means`` is a vector with ``env="gaussian"``; defaults to the
+        policy's ``sigma`` (else 1). A value that differs from the policy's or the environment's raises.
+    cost : float, optional
+        Cost per pull, > 0, charged in the risk; defaults to the policy's ``cost`` and must equal it
+        when the policy has one (DBCARE, the oracle); required for policies that ignore the cost.
     n_reps : int
         Replications.
     seed : int
-    env : {"gaussian", "bernoulli"}
+    env : {"gaussian", "bernoulli"}, optional
+        Reward family for a vector of means (default Gaussian).
     kind : {"mi", "sr"}, optional
         Penalty reported in ``risk``; defaults to ``policy.risk`` when it has one, else ``"mi"``.
     fast : bool, default True
@@ -228,24 +274,22 @@ def simulate(policy, means, sigma: float = 1.0, cost: float = 1e-4, n_reps: int 
     Examples
     --------
     >>> from neurips25.dbcare import DBCARE
-    >>> est = simulate(DBCARE(cost=1e-4), [0.0, -0.3], sigma=1.0, cost=1e-4, n_reps=2000, seed=0)
+    >>> est = simulate(DBCARE(cost=1e-4), [0.0, -0.3], n_reps=2000, seed=0)
     >>> est.risk < 0.1
     True
     """
-    cost = check_positive(cost, "cost")
-    bandit = make_bandit(means, sigma, env)
-    if int(n_reps) != n_reps or n_reps < 1:
-        raise ValueError(f"n_reps must be a positive integer; got {n_reps!r}")
+    if not isinstance(policy, RoundRobinPolicy):
+        raise TypeError(f"policy must be a DBCARE or baseline policy; got {type(policy).__name__}")
+    bandit, cost = resolve_setting(policy, means, sigma, cost, env)
+    n_reps = check_int(n_reps, "n_reps", 1)
     kind = kind or getattr(policy, "risk", "mi")
     if kind not in ("mi", "sr"):
         raise ValueError(f"kind must be 'mi' or 'sr'; got {kind!r}")
-    if not isinstance(policy, RoundRobinPolicy):
-        raise TypeError(f"policy must be a DBCARE or baseline policy; got {type(policy).__name__}")
     policy.prepare(bandit)
-    table = RewardTable(bandit, int(n_reps), seed)
+    table = RewardTable(bandit, n_reps, seed)
     side = np.random.default_rng([seed, 7919])
     # tiny per-(replication, arm) offsets break exact ties (Bernoulli means) at random, not by index
-    jitter = side.random((int(n_reps), bandit.n_arms)) * 1e-9
+    jitter = side.random((n_reps, bandit.n_arms)) * 1e-9
     adaptive = hasattr(policy, "select") and not policy.round_robin(bandit.n_arms)
     if adaptive:
         rec, pulls, capped = run_adaptive(policy, table, jitter)
