@@ -22,7 +22,7 @@ from neurips25.fml.baselines import alternating_labeling, closest_labeling, gree
 from neurips25.fml.frt import FRTTree, frt_tree
 from neurips25.fml.milp import fml_milp
 from neurips25.fml.problem import FMLResult
-from neurips25.fml.solvers import fml_approx, fml_biapprox
+from neurips25.fml.solvers import fml_approx, fml_approx_uncapped, fml_biapprox
 from neurips25.fml.temporal import (
     TemporalLabeling,
     coverage,
@@ -35,6 +35,6 @@ from neurips25.fml.tree_dp import TreeDP
 
 __all__ = [
     "TemporalLabeling", "reaches", "reaching_nodes", "coverage", "verify_labeling", "label_tree_toward",
-    "frt_tree", "FRTTree", "TreeDP", "fml_approx", "fml_biapprox", "fml_milp", "FMLResult",
+    "frt_tree", "FRTTree", "TreeDP", "fml_approx", "fml_approx_uncapped", "fml_biapprox", "fml_milp", "FMLResult",
     "greedy_labeling", "closest_labeling", "alternating_labeling",
 ]

@@ -95,6 +95,8 @@ def frt_tree(G: nx.Graph, weight: str = "weight", seed=None, distances=None) -> 
     >>> T.distance(0, 5) >= 5
     True
     """
+    if not isinstance(G, nx.Graph):
+        raise ValueError(f"G must be a networkx.Graph; got {type(G).__name__}")
     if G.is_directed():
         raise ValueError("frt_tree needs an undirected graph")
     if G.number_of_nodes() == 0:
@@ -128,10 +130,23 @@ def frt_tree(G: nx.Graph, weight: str = "weight", seed=None, distances=None) -> 
             center.append(nodes[int(p % n)])
             level.append(i)
         labels, cluster_node = new_labels.astype(np.int64), new_nodes
-    # at level 0 the radius beta/2 < 1 separates every vertex: the clusters are singletons
-    leaf_of = {nodes[v]: cluster_node[int(labels[v])] for v in range(n)}
-    if len(set(leaf_of.values())) != n:
-        raise RuntimeError("FRT level-0 clusters are not singletons (zero-length edges?)")
-    for v, idx in leaf_of.items():
-        center[idx] = v
+    # at level 0 the radius beta/2 < 1 separates every pair at distance >= 1 (the smallest positive
+    # distance); vertices joined by zero-weight paths share a level-0 cluster and hang below it as leaves
+    # on zero-weight edges, which keeps the tree metric dominating the graph's
+    members: dict[int, list[int]] = {}
+    for v in range(n):
+        members.setdefault(int(labels[v]), []).append(v)
+    leaf_of = {}
+    for lab, vs in members.items():
+        node = cluster_node[lab]
+        if len(vs) == 1:
+            leaf_of[nodes[vs[0]]] = node
+            center[node] = nodes[vs[0]]
+            continue
+        for v in vs:
+            leaf_of[nodes[v]] = len(parent)
+            parent.append(node)
+            weight_.append(0.0)
+            center.append(nodes[v])
+            level.append(-1)
     return FRTTree(np.array(parent), np.array(weight_), center, np.array(level), leaf_of)

@@ -17,6 +17,7 @@ Minimise ``sum_e w_e x_e``.
 from __future__ import annotations
 
 import contextlib
+import numbers
 import os
 import sys
 import time
@@ -44,7 +45,11 @@ def fml_milp(G, colors, terminal, demand, time_limit: float | None = None, weigh
     2.0
     """
     t0 = time.perf_counter()
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
+                                   or not time_limit > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds or None; got {time_limit!r}")
     problem = make_problem(G, colors, terminal, demand, weight)
+    G, terminal = problem.G, problem.terminal  # a terminal set is contracted into one super-terminal
     nodes = list(G.nodes())
     idx = {v: i for i, v in enumerate(nodes)}
     edges = list(G.edges())
@@ -109,7 +114,8 @@ def fml_milp(G, colors, terminal, demand, time_limit: float | None = None, weigh
     comp = nx.node_connected_component(H, terminal)
     tree = nx.bfs_tree(H.subgraph(comp), terminal).to_undirected()
     labeling = label_tree_toward(list(tree.edges()), terminal)
-    return finish(problem, labeling, "MILP", time.perf_counter() - t0,
+    counted = [nodes[k] for k in range(n) if res.x[m + k] > 0.5]
+    return finish(problem, labeling, "MILP", time.perf_counter() - t0, counted,
                   optimal=bool(res.status == 0), objective=float(res.fun),
                   dual_bound=float(getattr(res, "mip_dual_bound", np.nan)))
 
