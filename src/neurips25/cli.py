@@ -69,6 +69,7 @@ def cmd_reproduce(args) -> int:
     slugs = _check_slugs(args.slugs) if args.slugs else [m.slug for m in METHODS.values() if m.implemented()]
     if args.seed < 0:
         raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
+    seeds = _parse_seeds(args.seeds) if args.seeds else [args.seed]
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1; got {args.jobs}")
     not_impl = [s for s in slugs if not METHODS[s].implemented()]
@@ -80,12 +81,28 @@ def cmd_reproduce(args) -> int:
         msg = "; ".join(f"{s} needs {', '.join(m)} (pip install \"neurips25[{METHODS[s].extra}]\")"
                         for s, m in unusable.items())
         raise UsageError(f"missing dependencies: {msg}")
+    if args.address and args.executor != "ray":
+        raise UsageError("--address needs --executor ray")
     out = Path(args.out) if args.out else Path(args.runs) / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    print(f"neurips25 reproduce: {len(slugs)} method(s) at scale {args.scale}, seed {args.seed} -> {out}")
+    seed_text = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {','.join(map(str, seeds))}"
+    print(f"neurips25 reproduce: {len(slugs)} method(s) at scale {args.scale}, {seed_text}, "
+          f"{args.executor} executor -> {out}", flush=True)
+    executor = None
+    if args.executor == "ray":
+        from neurips25.repro.executors import RayExecutor
+
+        try:
+            executor = RayExecutor(address=args.address, num_cpus=None if args.address else args.jobs)
+        except ImportError as err:
+            raise UsageError(str(err)) from err
     try:
-        results = run_methods(slugs, scale=args.scale, seed=args.seed, out=out, jobs=args.jobs, force=args.force)
+        results = run_methods(slugs, scale=args.scale, seeds=seeds, out=out, jobs=args.jobs, force=args.force,
+                              executor=executor)
     except ValueError as err:
         raise UsageError(str(err)) from err
+    finally:
+        if executor is not None:
+            executor.shutdown()
     md, page = render_report(out)
     print("\nclaims:")
     for slug, res in results.items():
@@ -96,6 +113,16 @@ def cmd_reproduce(args) -> int:
             print(f"  {slug:<20} {c['id']:<22} {c.get('kind', '-'):<10} {c['verdict']:<15} {claim_line(c, 100)}")
     print(f"\nreport: {page}\n        {md}")
     return 1 if any(r["status"] != "ok" for r in results.values()) else 0
+
+
+def _parse_seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--seeds must be comma-separated non-negative integers, e.g. 0,1,2; got {text!r}") from None
+    if not seeds or any(s < 0 for s in seeds):
+        raise UsageError(f"--seeds must be comma-separated non-negative integers, e.g. 0,1,2; got {text!r}")
+    return list(dict.fromkeys(seeds))
 
 
 def cmd_report(args) -> int:
@@ -125,7 +152,15 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--seed", type=int, default=0, help="seed for every random number generator (default 0)")
     pr.add_argument("--out", default=None, help="run directory (default: runs/<timestamp>); re-use to resume")
     pr.add_argument("--runs", default="runs", help=argparse.SUPPRESS)
-    pr.add_argument("--jobs", type=int, default=1, help="methods run in parallel worker processes (default 1)")
+    pr.add_argument("--seeds", default=None, metavar="0,1,2",
+                    help="several seeds: every claim judged per seed and combined (overrides --seed)")
+    pr.add_argument("--jobs", type=int, default=1,
+                    help="units run in parallel worker processes (default 1); with --executor ray and no "
+                         "--address, the CPUs of the local Ray instance")
+    pr.add_argument("--executor", default="local", choices=["local", "ray"],
+                    help="where units (method, seed) run: local processes (default) or Ray tasks")
+    pr.add_argument("--address", default=None,
+                    help="Ray cluster address (e.g. auto, host:6379, ray://host:10001); default: a local instance")
     pr.add_argument("--force", action="store_true", help="re-run methods already finished in --out")
     pr.set_defaults(func=cmd_reproduce)
 

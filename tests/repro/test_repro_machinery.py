@@ -121,7 +121,7 @@ def test_crash_is_isolated_and_resume_skips_finished(tmp_path, fake_methods):
 
     run_methods(["fake_ok"], scale="smoke", seed=3, out=out, force=True, echo=lines.append)
     assert len([p for p in fake_methods.iterdir() if p.name.startswith("ok_")]) == 2
-    with pytest.raises(ValueError, match="scale=smoke seed=3"):
+    with pytest.raises(ValueError, match=r"scale=smoke seeds=\[3\]"):
         run_methods(["fake_ok"], scale="quick", seed=3, out=out, echo=lines.append)
 
 

@@ -45,6 +45,7 @@ class Verdict(str, enum.Enum):
     REPRODUCED = "reproduced"
     NOT_REPRODUCED = "not_reproduced"
     INCONCLUSIVE = "inconclusive"
+    UNSTABLE = "unstable"  # several seeds disagree (set only when results are combined across seeds)
     PENDING = "pending"  # declared, not yet judged
 
     def __str__(self) -> str:

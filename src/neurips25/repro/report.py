@@ -28,6 +28,7 @@ VERDICT_STYLE = {
     "not_reproduced": ("#cf222e", "#ffebe9"),
     "inconclusive": ("#9a6700", "#fff8c5"),
     "mixed": ("#9a6700", "#fff8c5"),
+    "unstable": ("#8250df", "#fbefff"),
     "pending": ("#57606a", "#f6f8fa"),
     "none": ("#57606a", "#f6f8fa"),
     "error": ("#ffffff", "#cf222e"),
@@ -92,6 +93,17 @@ def sorted_claims(res: dict) -> list[dict]:
     return sorted(res.get("claims", []), key=lambda c: KIND_ORDER.get(c.get("kind", "supporting"), 1))
 
 
+def spread_text(claim: dict, limit: int = 3) -> str:
+    """Mean ± sd [min, max] over seeds of a claim's first few numeric figures."""
+    items = list(claim.get("spread", {}).items())[:limit]
+    return "; ".join(f"{k} {format_number(v['mean'])} ± {format_number(v['sd'])} "
+                     f"[{format_number(v['min'])}, {format_number(v['max'])}]" for k, v in items) or "-"
+
+
+def _seeds(cfg: dict) -> str:
+    return ",".join(str(s) for s in cfg.get("seeds", [cfg.get("seed", "?")]))
+
+
 def _md_cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -99,7 +111,7 @@ def _md_cell(text) -> str:
 def render_markdown(rd: RunDir, results: dict[str, dict]) -> str:
     cfg = rd.config()
     lines = [f"# neurips25 reproduction report: {rd.path.name}", "",
-             f"scale `{cfg.get('scale', '?')}`, seed `{cfg.get('seed', '?')}`", "",
+             f"scale `{cfg.get('scale', '?')}`, seeds `{_seeds(cfg)}`", "",
              "| method | headline | all claims | wall (s) | CPU (s) |", "|---|---|---|---|---|"]
     for r in method_rows(results):
         lines.append("| " + " | ".join(_md_cell(x) for x in (
@@ -116,6 +128,15 @@ def render_markdown(rd: RunDir, results: dict[str, dict]) -> str:
             lines.append("| " + " | ".join(_md_cell(x) for x in (
                 f"{c['id']}: {c['statement']}", c.get("kind", "supporting"), c.get("paper_value") or "-",
                 claim_line(c, 400), c["verdict"].replace("_", " "))) + " |")
+        if len(res.get("seeds", [])) > 1:
+            lines += ["", "Per seed:", "", "| claim | " + " | ".join(f"seed {s}" for s in res["seeds"]) +
+                      " | agreement | figures (mean ± sd [min, max]) |",
+                      "|---|" + "---|" * len(res["seeds"]) + "---|---|"]
+            for c in sorted_claims(res):
+                cells = [(c.get("per_seed", {}).get(str(s)) or {}).get("verdict", "-").replace("_", " ")
+                         for s in res["seeds"]]
+                lines.append("| " + " | ".join(_md_cell(x) for x in (
+                    c["id"], *cells, c.get("agreement", "-"), spread_text(c))) + " |")
         lines += ["", "<details><summary>criteria, notes and raw measurements</summary>", ""]
         for c in sorted_claims(res):
             lines += [f"- **{c['id']}** criterion: {c.get('criterion', '')}"]
@@ -153,7 +174,7 @@ def render_html(rd: RunDir, results: dict[str, dict]) -> str:
         f"<title>neurips25 report {e(rd.path.name)}</title><style>{CSS}</style></head><body>",
         "<h1>neurips25 reproduction report</h1>",
         f"<p>run <code>{e(str(rd.path))}</code> &middot; scale <code>{e(str(cfg.get('scale', '?')))}</code>"
-        f" &middot; seed <code>{e(str(cfg.get('seed', '?')))}</code></p>",
+        f" &middot; seeds <code>{e(_seeds(cfg))}</code></p>",
         "<h2>Summary</h2><table><tr><th>method</th><th>headline claim</th><th>all claims</th>"
         "<th>wall (s)</th><th>CPU (s)</th></tr>",
     ]
@@ -177,7 +198,19 @@ def render_html(rd: RunDir, results: dict[str, dict]) -> str:
                 f"<tr><td><span class='kind'>{e(c.get('kind', 'supporting'))}</span> <b>{e(c['id'])}</b>: "
                 f"{e(c['statement'])}</td><td>{e(c.get('paper_value') or '-')}</td>"
                 f"<td>{e(claim_line(c, 400))}</td><td>{_badge(c['verdict'])}</td></tr>")
-        parts.append("</table><details><summary>criteria, notes and raw measurements</summary><ul>")
+        parts.append("</table>")
+        if len(res.get("seeds", [])) > 1:
+            parts.append("<h3>Per seed</h3><table><tr><th>claim</th>" +
+                         "".join(f"<th>seed {s}</th>" for s in res["seeds"]) +
+                         "<th>agreement</th><th>figures (mean ± sd [min, max])</th></tr>")
+            for c in sorted_claims(res):
+                cells = "".join(
+                    f"<td>{_badge((c.get('per_seed', {}).get(str(s)) or {}).get('verdict', 'pending'))}</td>"
+                    for s in res["seeds"])
+                parts.append(f"<tr><td><b>{e(c['id'])}</b></td>{cells}<td>{e(c.get('agreement', '-'))}</td>"
+                             f"<td>{e(spread_text(c))}</td></tr>")
+            parts.append("</table>")
+        parts.append("<details><summary>criteria, notes and raw measurements</summary><ul>")
         for c in sorted_claims(res):
             note = f"<div><i>{e(c['note'])}</i></div>" if c.get("note") else ""
             raw = json.dumps(c.get("measured"), indent=1)

@@ -1,109 +1,133 @@
 """Run reproductions into a run directory: seeds, scales, thread caps, resume, crash isolation, executors.
 
-``run_methods`` is the engine behind ``neurips25 reproduce``. Each method runs through
-:func:`run_one`, a top-level function of plain arguments, so any executor that can call a function
-in another process (the local process pool here, Ray or a batch system later) can run it without
-the methods knowing.
+``run_methods`` is the engine behind ``neurips25 reproduce``. The unit of work is one (method, seed); each
+runs through :func:`execute_unit`, a top-level function of plain arguments, in a fresh temporary folder,
+and returns its result and every file it wrote. Executors (this process, local worker processes, Ray
+tasks; see :mod:`repro.executors`) only call it; the driver alone writes the run directory, so a worker
+on another machine needs no shared disk.
 
-Per method, :func:`run_one` puts the whole run under :func:`~neurips25.repro.threads.thread_cap` (torch,
-BLAS/OpenMP and worker env vars, restored after), records wall time and CPU time (this process plus the
-child processes it waited for), and writes ``result.json`` atomically as the very last step: a method
-killed at any point leaves no result and is re-run on resume, while finished methods are never touched.
+Per unit, :func:`execute_unit` puts the whole run under :func:`~neurips25.repro.threads.thread_cap` (torch,
+BLAS/OpenMP and worker env vars, restored after) and records wall time and CPU time (this process plus the
+child processes it waited for). The driver writes a unit's files first and its ``result.json`` last,
+atomically: a run killed at any point leaves finished units complete and unfinished ones without a result,
+so a re-run into the same directory runs only what is missing and never touches what finished.
+
+Layout: with one seed a method's files are in ``<run>/<slug>/``; with several, each seed's in
+``<run>/<slug>/seed-<k>/`` and ``<run>/<slug>/result.json`` combines them (see :mod:`repro.aggregate`).
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import contextlib
 import datetime as dt
+import inspect
 import logging
 import resource
 import shutil
 import sys
+import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
+from neurips25.repro.aggregate import combine_results
 from neurips25.repro.claims import Outcome, Verdict, describe_claims, jsonable
+from neurips25.repro.context import make_context
+from neurips25.repro.executors import Executor, ProcessExecutor, SerialExecutor, Unit
 from neurips25.repro.progress import interactive
-from neurips25.repro.registry import get_runner, threads_for
+from neurips25.repro.registry import METHODS, get_runner, threads_for
 from neurips25.repro.scale import Scale
 from neurips25.repro.seeding import seed_everything
-from neurips25.repro.store import RunDir, read_json
+from neurips25.repro.store import RESULT, RunDir, atomic_write_bytes, atomic_write_json, read_json
 from neurips25.repro.threads import current_threads, thread_cap
 
-Task = tuple[str, str, int, str]  # slug, scale, seed, run directory
+
+def execute_unit(slug: str, scale: str, seed: int, context: str = "local", module: str | None = None) -> dict:
+    """Run one method at one seed in a temporary folder; return ``{"result": ..., "files": {path: bytes}}``.
+
+    Never raises for a method's failure: the traceback goes to ``log.txt`` and the result says ``error``.
+    ``module`` is imported first when the slug is not one of the built-in methods (a plugin on a worker).
+    A ``KeyboardInterrupt`` propagates.
+    """
+    if module is not None and slug not in METHODS:
+        import importlib
+
+        importlib.import_module(module)
+    scale_ = Scale.parse(scale)
+    with tempfile.TemporaryDirectory(prefix=f"neurips25-{slug}-") as tmp:
+        mdir = Path(tmp)
+        (mdir / "figures").mkdir()
+        status, error, outcome = "ok", None, Outcome([])
+        threads_in_force: dict = {}
+        torch = sys.modules.get("torch")
+        torch_threads = torch.get_num_threads() if torch is not None else None
+        t0, cpu0, children0 = time.perf_counter(), time.process_time(), _children_cpu()
+        with open(mdir / "log.txt", "w", encoding="utf-8") as log:
+            handler = logging.StreamHandler(log)
+            handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
+            root = logging.getLogger()
+            root.addHandler(handler)
+            old_level = root.level
+            root.setLevel(logging.INFO)
+            try:
+                with contextlib.redirect_stdout(log):
+                    print(f"# {slug} scale={scale_} seed={seed} started {dt.datetime.now().isoformat()}")
+                    runner = get_runner(slug)
+                    with thread_cap(threads_for(slug)):
+                        threads_in_force = current_threads()
+                        seed_everything(seed)
+                        kwargs = {}
+                        if "ctx" in inspect.signature(runner).parameters:
+                            kwargs["ctx"] = make_context(context, threads_for(slug))
+                        returned = runner(scale=scale_, seed=seed, out=mdir, **kwargs)
+                    outcome = returned if isinstance(returned, Outcome) else Outcome(list(returned))
+                    pending = [c.id for c in outcome.claims if c.verdict is Verdict.PENDING]
+                    if pending:
+                        raise RuntimeError(f"claims left unjudged: {pending}")
+            except Exception as err:  # a method's crash is recorded, the others still run
+                status = "error"
+                error = f"{type(err).__name__}: {err}"
+                log.write("\n" + traceback.format_exc())
+            finally:
+                root.removeHandler(handler)
+                root.setLevel(old_level)
+                torch = sys.modules.get("torch")
+                if torch is not None and torch_threads is not None:  # never leak a setting to the next unit
+                    torch.set_num_threads(torch_threads)
+        wall = time.perf_counter() - t0
+        cpu = (time.process_time() - cpu0) + (_children_cpu() - children0)
+        files = {str(p.relative_to(mdir)): p.read_bytes() for p in sorted(mdir.rglob("*")) if p.is_file()}
+    figures = sorted(f for f in files if f.startswith("figures/") and f.endswith(".png"))
+    result = {
+        "slug": slug, "status": status, "error": error, "scale": str(scale_), "seed": seed,
+        "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "threads": threads_in_force,
+        "executor": context, "finished_at": dt.datetime.now().isoformat(timespec="seconds"),
+        "claims": [c.to_dict() for c in outcome.claims], "metrics": jsonable(outcome.metrics),
+        "notes": outcome.notes, "figures": figures,
+    }
+    return {"result": result, "files": files}
 
 
 def run_one(slug: str, scale: str, seed: int, run_dir: str) -> dict:
-    """Run one method's reproduction and save its result; never raises for a method's failure.
+    """Run one method in this process and store it in ``run_dir`` (single-seed layout); return its result."""
+    payload = execute_unit(slug, scale, seed)
+    store_unit(RunDir(run_dir).method_dir(slug), payload)
+    return payload["result"]
 
-    The method's printed output and any traceback go to ``<slug>/log.txt``. A ``KeyboardInterrupt``
-    propagates (nothing is written for the interrupted method, finished ones are kept).
-    """
-    rd = RunDir(run_dir)
-    mdir = rd.method_dir(slug)
-    if rd.figures_dir(slug).is_dir():  # leftovers of an interrupted run: start clean
-        shutil.rmtree(rd.figures_dir(slug))
-    rd.figures_dir(slug).mkdir(parents=True, exist_ok=True)
-    scale_ = Scale.parse(scale)
-    status, error, outcome = "ok", None, Outcome([])
-    threads_in_force: dict = {}
-    torch = sys.modules.get("torch")
-    torch_threads = torch.get_num_threads() if torch is not None else None
-    t0, cpu0, children0 = time.perf_counter(), time.process_time(), _children_cpu()
-    with open(rd.log_path(slug), "w", encoding="utf-8") as log:
-        handler = logging.StreamHandler(log)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
-        root = logging.getLogger()
-        root.addHandler(handler)
-        old_level = root.level
-        root.setLevel(logging.INFO)
-        try:
-            with contextlib.redirect_stdout(log):
-                print(f"# {slug} scale={scale_} seed={seed} started {dt.datetime.now().isoformat()}")
-                runner = get_runner(slug)
-                with thread_cap(threads_for(slug)):
-                    threads_in_force = current_threads()
-                    seed_everything(seed)
-                    returned = runner(scale=scale_, seed=seed, out=mdir)
-                outcome = returned if isinstance(returned, Outcome) else Outcome(list(returned))
-                pending = [c.id for c in outcome.claims if c.verdict is Verdict.PENDING]
-                if pending:
-                    raise RuntimeError(f"claims left unjudged: {pending}")
-        except Exception as err:  # a method's crash is recorded, the others still run
-            status = "error"
-            error = f"{type(err).__name__}: {err}"
-            log.write("\n" + traceback.format_exc())
-        finally:
-            root.removeHandler(handler)
-            root.setLevel(old_level)
-            torch = sys.modules.get("torch")
-            if torch is not None:  # a method must not leave its thread setting to the next one
-                torch.set_num_threads(torch_threads or torch.get_num_threads())
-    wall = time.perf_counter() - t0
-    cpu = (time.process_time() - cpu0) + (_children_cpu() - children0)
-    figures = sorted(str(p.relative_to(mdir)) for p in rd.figures_dir(slug).glob("*.png"))
-    result = {
-        "slug": slug,
-        "status": status,
-        "error": error,
-        "scale": str(scale_),
-        "seed": seed,
-        "wall_s": round(wall, 3),
-        "cpu_s": round(cpu, 3),
-        "threads": threads_in_force,
-        "finished_at": dt.datetime.now().isoformat(timespec="seconds"),
-        "claims": [c.to_dict() for c in outcome.claims],
-        "metrics": jsonable(outcome.metrics),
-        "notes": outcome.notes,
-        "figures": figures,
-    }
-    rd.write_result(slug, result)
-    return result
+
+def store_unit(unit_dir: Path, payload: dict) -> None:
+    """Write a unit's files, then its ``result.json`` last (atomically); stale files of a killed run go first."""
+    unit_dir = Path(unit_dir)
+    if unit_dir.is_dir():
+        for child in unit_dir.iterdir():
+            if child.name.startswith("seed-") and child.is_dir():
+                continue  # another seed's unit
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+    for rel, data in payload["files"].items():
+        atomic_write_bytes(unit_dir / rel, data)
+    atomic_write_json(unit_dir / RESULT, payload["result"])
 
 
 def _children_cpu() -> float:
@@ -112,40 +136,8 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-class Executor(Protocol):
-    """Runs tasks and yields their results as they finish."""
-
-    def run(self, fn: Callable[..., dict], tasks: Iterable[Task]) -> Iterator[dict]: ...
-
-
-class SerialExecutor:
-    """Runs tasks one after the other in this process."""
-
-    def __init__(self, before: Callable[[str], None] | None = None):
-        self.before = before
-
-    def run(self, fn, tasks):
-        for task in tasks:
-            if self.before is not None:
-                self.before(task[0])
-            yield fn(*task)
-
-
-class ProcessExecutor:
-    """Runs tasks in ``jobs`` worker processes (one method per process at a time)."""
-
-    def __init__(self, jobs: int):
-        self.jobs = jobs
-
-    def run(self, fn, tasks):
-        with cf.ProcessPoolExecutor(max_workers=self.jobs) as pool:
-            futures = [pool.submit(fn, *task) for task in tasks]
-            for fut in cf.as_completed(futures):
-                yield fut.result()
-
-
 def summarize(result: dict) -> str:
-    """One line for a finished method: status, times, headline verdict and the kinds counted apart."""
+    """One line for a finished unit: status, times, headline verdict and the kinds counted apart."""
     if result["status"] != "ok":
         return f"error after {result.get('wall_s', 0):.0f}s ({result['error']})"
     cpu = result.get("cpu_s")
@@ -154,7 +146,7 @@ def summarize(result: dict) -> str:
 
 
 class _Heartbeat:
-    """Prints ``<slug>: still running, 120s elapsed`` every ``every`` seconds while a method runs.
+    """Prints ``<what>: still running, 120s elapsed`` about every ``every`` seconds while a unit runs.
 
     A user watching CI or ``make demo | tee`` sees the run move even where no progress bar is drawn.
     """
@@ -162,25 +154,31 @@ class _Heartbeat:
     def __init__(self, echo: Callable[[str], None], every: float):
         self.echo, self.every = echo, every
         self._stop = threading.Event()
-        self._slug: str | None = None
-        self._t0 = 0.0
+        self._what: str | None = None
+        self._t0 = self._last = 0.0
         self._thread: threading.Thread | None = None
 
-    def start(self, slug: str) -> None:
-        self._slug, self._t0 = slug, time.perf_counter()
+    def start(self, what: str) -> None:
+        self._what, self._t0 = what, time.perf_counter()
+        self._last = self._t0
         if self._thread is None and self.every > 0:
             self._thread = threading.Thread(target=self._loop, daemon=True)
             self._thread.start()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.every):
-            slug = self._slug
-            if slug is not None:
-                self.echo(f"  {slug}: still running, {time.perf_counter() - self._t0:.0f}s elapsed")
+        while not self._stop.wait(min(self.every, 1.0)):
+            now, what = time.perf_counter(), self._what
+            if what is not None and now - self._last >= self.every:
+                self._last = now
+                self.echo(f"  {what}: still running, {now - self._t0:.0f}s elapsed")
 
     def stop(self) -> None:
-        self._slug = None
+        self._what = None
         self._stop.set()
+
+
+def _unit_name(unit: Unit, multi: bool) -> str:
+    return f"{unit[0]} seed {unit[2]}" if multi else unit[0]
 
 
 def run_methods(
@@ -193,68 +191,86 @@ def run_methods(
     executor: Executor | None = None,
     echo: Callable[[str], None] | None = None,
     heartbeat_s: float = 60.0,
+    seeds: list[int] | None = None,
 ) -> dict[str, dict]:
-    """Run the reproductions of ``slugs`` into ``out`` and return every result by slug.
+    """Run the reproductions of ``slugs`` into ``out`` and return every method's result by slug.
 
-    Methods already finished in ``out`` are skipped unless ``force`` (their files are not touched);
-    a directory made at another scale or seed is refused rather than mixed. ``echo`` receives one line
-    when a method starts, one when it ends (times and verdicts) and, every ``heartbeat_s`` seconds, a
-    still-running line; default: the terminal's stdout, even while a method's own output goes to its log.
+    ``seeds`` (default ``[seed]``) runs every method at each seed; with more than one, each claim is judged
+    per seed and combined (:mod:`repro.aggregate`). Units already finished in ``out`` are skipped unless
+    ``force`` (their files are not touched); a directory made at another scale or seed list is refused
+    rather than mixed. ``echo`` receives one line when a unit starts, one when it ends (times, verdicts)
+    and a still-running line every ``heartbeat_s`` seconds; default: this terminal's stdout, even while a
+    method's own output goes to its log.
     """
+    scale = Scale.parse(scale)
+    seeds = list(dict.fromkeys(seeds if seeds is not None else [seed]))
+    if not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
+        raise ValueError(f"seeds must be non-negative integers; got {seeds!r}")
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1; got {jobs}")
+    multi = len(seeds) > 1
     if echo is None:
         stream = sys.stdout
 
         def echo(line: str) -> None:
             stream.write(line + "\n")
             stream.flush()
-    scale = Scale.parse(scale)
-    if jobs < 1:
-        raise ValueError(f"jobs must be >= 1; got {jobs}")
+
     rd = RunDir(out)
     rd.path.mkdir(parents=True, exist_ok=True)
     old = rd.config()
-    if old and (old.get("scale") != str(scale) or old.get("seed") != seed):
+    old_seeds = old.get("seeds", [old["seed"]] if "seed" in old else None)
+    if old and (old.get("scale") != str(scale) or old_seeds != seeds):
         raise ValueError(
-            f"{rd.path} holds a run at scale={old.get('scale')} seed={old.get('seed')}; "
-            f"use another --out for scale={scale} seed={seed}"
+            f"{rd.path} holds a run at scale={old.get('scale')} seeds={old_seeds}; "
+            f"use another --out for scale={scale} seeds={seeds}"
         )
     methods = sorted(set(old.get("methods", [])) | set(slugs))
-    rd.write_config({"scale": str(scale), "seed": seed, "methods": methods, "jobs": jobs,
+    rd.write_config({"scale": str(scale), "seed": seeds[0], "seeds": seeds, "methods": methods, "jobs": jobs,
+                     "executor": getattr(executor, "kind", "local"),
                      "created": old.get("created") or dt.datetime.now().isoformat(timespec="seconds")})
     rd.write_environment()
 
-    results: dict[str, dict] = {}
-    todo: list[Task] = []
+    def unit_dir(unit: Unit) -> Path:
+        return rd.method_dir(unit[0]) / f"seed-{unit[2]}" if multi else rd.method_dir(unit[0])
+
+    per_unit: dict[Unit, dict] = {}
+    todo: list[Unit] = []
     for slug in slugs:
-        if rd.finished(slug) and not force:
-            results[slug] = read_json(rd.result_path(slug))
-            echo(f"  {slug}: already finished, skipped (use --force to re-run)")
-        else:
-            todo.append((slug, str(scale), seed, str(rd.path)))
+        for s in seeds:
+            unit = (slug, str(scale), s)
+            p = unit_dir(unit) / RESULT
+            done = _finished(p)
+            if done is not None and not force:
+                per_unit[unit] = done
+                echo(f"  {_unit_name(unit, multi)}: already finished, skipped (use --force to re-run)")
+            else:
+                todo.append(unit)
 
     beat = _Heartbeat(echo, heartbeat_s)
     t_run = time.perf_counter()
 
-    def starting(slug: str) -> None:
-        echo(f"  {slug}: started at scale {scale} ({time.perf_counter() - t_run:.0f}s into the run)")
-        beat.start(slug)
+    def starting(unit: Unit) -> None:
+        echo(f"  {_unit_name(unit, multi)}: started at scale {scale} ({time.perf_counter() - t_run:.0f}s into "
+             "the run)")
+        beat.start(_unit_name(unit, multi))
 
     if executor is None:
-        if jobs > 1 and len(todo) > 1:
-            executor = ProcessExecutor(jobs)
-            echo(f"  {len(todo)} method(s) in {jobs} worker processes: {', '.join(t[0] for t in todo)}")
-            beat.start(f"{len(todo)} method(s)")
-        else:
-            executor = SerialExecutor(before=starting)
+        executor = ProcessExecutor(jobs) if jobs > 1 and len(todo) > 1 else SerialExecutor(before=starting)
+    if not isinstance(executor, SerialExecutor) and todo:
+        echo(f"  {len(todo)} unit(s) on the {executor.kind} executor: "
+             f"{', '.join(_unit_name(u, multi) for u in todo)}")
+        beat.start(f"{len(todo)} unit(s)")
     bar = None
     if interactive() and todo:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(todo), desc="methods", unit="method", position=0, leave=True)
+        bar = tqdm(total=len(todo), desc="units", unit="unit", position=0, leave=True)
     try:
-        for k, result in enumerate(executor.run(run_one, todo), start=1):
-            results[result["slug"]] = result
-            line = (f"[{k}/{len(todo)}] {result['slug']}: {summarize(result)}; "
+        for k, (unit, payload) in enumerate(executor.run(execute_unit, todo), start=1):
+            store_unit(unit_dir(unit), payload)
+            per_unit[unit] = payload["result"]
+            line = (f"[{k}/{len(todo)}] {_unit_name(unit, multi)}: {summarize(payload['result'])}; "
                     f"{time.perf_counter() - t_run:.0f}s into the run")
             if bar is not None:
                 bar.update(1)
@@ -265,4 +281,26 @@ def run_methods(
         beat.stop()
         if bar is not None:
             bar.close()
-    return {s: results[s] for s in slugs if s in results}
+
+    results: dict[str, dict] = {}
+    for slug in slugs:
+        mine = {u[2]: r for u, r in per_unit.items() if u[0] == slug}
+        if len(mine) < len(seeds):
+            continue
+        if multi:
+            results[slug] = combine_results(slug, mine)
+            atomic_write_json(rd.result_path(slug), results[slug])
+        else:
+            results[slug] = mine[seeds[0]]
+    return results
+
+
+def _finished(path: Path) -> dict | None:
+    """The result at ``path`` when it exists and says ok (an error or unreadable result is re-run)."""
+    if not path.is_file():
+        return None
+    try:
+        res = read_json(path)
+    except (OSError, ValueError):
+        return None
+    return res if res.get("status") == "ok" else None
