@@ -1,10 +1,14 @@
 """Synthetic instances: small random graphs for the exact comparison, and the aggregation task.
 
 The paper's aggregation setting (as summarised; see docs/fml.md): a random geometric graph with radius
-0.2, one aggregator, two groups whose local data follow orthogonal labelling rules. Here the groups are
-the two halves of the unit square and the aggregator sits in the blue half, so the nearest nodes are
-all blue: a fairness-agnostic plan never hears from the red group. Every node holds a few samples
+0.2, one aggregator, two groups whose local data follow orthogonal labelling rules. The geometry is
+pre-registered in issue #27 (a far group): the aggregator is the node nearest ``(0.02, 0.5)`` (the left
+edge) and the red group is the strip ``x >= 0.75``, four or more hops away, so the nearest nodes are all
+blue and a fairness-agnostic plan never hears from the red group. Every node holds a few samples
 ``x ~ N(0, I_2)`` labelled ``1[x1 + x2 > 0]`` (blue) or ``1[x1 - x2 > 0]`` (red).
+
+:func:`detour_instance` builds graphs on which shortest-path heuristics are provably bad: every target's
+shortest path to the terminal is private, while a shared hub path is only two edges longer per target.
 """
 
 from __future__ import annotations
@@ -31,17 +35,20 @@ def small_instance(rng: np.random.Generator, n_range=(25, 40), demand_range=(3, 
     return G, colors, terminal, demand
 
 
-def aggregation_instance(n: int, seed: int, radius: float = 0.2, samples_per_node: int = 20):
+def aggregation_instance(n: int, seed: int, radius: float = 0.2, samples_per_node: int = 20,
+                         aggregator=(0.02, 0.5), red_from: float = 0.75):
     """RGG aggregation task: ``(G, colors, terminal, X, y, owner)``.
 
-    ``X[i]`` (2 features), label ``y[i]`` and ``owner[i]`` (the node holding sample ``i``).
+    ``X[i]`` (2 features), label ``y[i]`` and ``owner[i]`` (the node holding sample ``i``). The
+    aggregator is the node nearest ``aggregator``; nodes with ``x >= red_from`` are red.
     """
     rng = np.random.default_rng(seed)
     G = nx.random_geometric_graph(n, radius, seed=int(rng.integers(2**31)))
     pos = nx.get_node_attributes(G, "pos")
-    terminal = min(G, key=lambda v: (pos[v][0] - 0.25) ** 2 + (pos[v][1] - 0.5) ** 2)
+    ax, ay = aggregator
+    terminal = min(G, key=lambda v: (pos[v][0] - ax) ** 2 + (pos[v][1] - ay) ** 2)
     G = G.subgraph(nx.node_connected_component(G, terminal)).copy()
-    colors = {v: ("blue" if pos[v][0] < 0.5 else "red") for v in G}
+    colors = {v: ("red" if pos[v][0] >= red_from else "blue") for v in G}
     owner = np.repeat(np.array(list(G)), samples_per_node)
     X = rng.standard_normal((owner.size, 2))
     red = np.array([colors[v] == "red" for v in owner])
@@ -58,3 +65,31 @@ def group_test_set(n: int, seed: int):
         y = (X[:, 0] - X[:, 1] > 0) if colour == "red" else (X[:, 0] + X[:, 1] > 0)
         out[colour] = (np.column_stack([X, np.full(n, flag)]), y.astype(int))
     return out
+
+
+def detour_instance(rng: np.random.Generator, k_range=(3, 4), length_range=(6, 9)):
+    """A graph where every shortest path to the terminal is private but a hub path is nearly as short.
+
+    ``k`` blue and ``k`` red targets; target ``i`` has a private path of ``L_i in {L, L+1}`` edges to the
+    terminal ``"t"`` and a two-edge spoke to a hub ``"h"``, which sits ``L`` edges from the terminal. Via
+    the hub a target is ``L + 2 > L_i`` away, so Closest / Alternating / Greedy label the private paths:
+    cost ``>= 2 k L``, while the hub tree costs ``L + 4 k``. Path and spoke nodes are ``"grey"``.
+    Returns ``(G, colors, terminal, demand, hub_tree_cost)``.
+    """
+    k = int(rng.integers(k_range[0], k_range[1] + 1))
+    L = int(rng.integers(length_range[0], length_range[1] + 1))
+    G = nx.Graph()
+    colors = {"t": "grey", "h": "grey"}
+    nx.add_path(G, ["t", *[("hub", j) for j in range(1, L)], "h"])
+    colors.update({("hub", j): "grey" for j in range(1, L)})
+    for colour in ("blue", "red"):
+        for i in range(k):
+            s = (colour, i)
+            colors[s] = colour
+            Li = L + int(rng.integers(0, 2))
+            private = [(s, "p", j) for j in range(1, Li)]
+            nx.add_path(G, [s, *private, "t"])
+            colors.update({v: "grey" for v in private})
+            nx.add_path(G, [s, (s, "spoke"), "h"])
+            colors[(s, "spoke")] = "grey"
+    return G, colors, "t", {"blue": k, "red": k}, float(L + 4 * k)
