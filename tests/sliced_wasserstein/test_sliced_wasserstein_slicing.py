@@ -98,12 +98,62 @@ def test_kde_quantiles_of_a_gaussian_are_close_to_exact():
     x = np.random.default_rng(4).normal(size=(20000, 2)) * [2.0, 0.5]
     u = quantile_levels(21)
     D = directions(2, 4)
-    Q = sliced_quantiles([x], D, u, method="kde", density_floor=0.0)[0]
     sd = np.sqrt(np.array([4.0, 0.5**2 * 0.5 + 4 * 0.5, 0.25, 4 * 0.5 + 0.25 * 0.5]))
-    exact = sd[:, None] * np.sqrt(1 + 20000**-0.4) * norm.ppf(u)[None, :]
-    # tolerance: ~2.5 sampling s.d. of the most extreme level's empirical quantile at N = 20000
-    assert np.all(np.abs(Q - exact) < 0.05 * sd[:, None])
-    assert np.all(np.diff(Q, axis=1) > 0)
+    for rule, c in (("scott", 1.0), ("robust", 1.06)):  # robust: 1.06 min(sd, IQR / 1.349) = 1.06 sd here
+        Q = sliced_quantiles([x], D, u, method="kde", bandwidth=rule, density_floor=0.0)[0]
+        exact = sd[:, None] * np.sqrt(1 + c**2 * 20000**-0.4) * norm.ppf(u)[None, :]
+        # tolerance: ~2.5 sampling s.d. of the most extreme level's empirical quantile at N = 20000
+        assert np.all(np.abs(Q - exact) < 0.05 * sd[:, None])
+        assert np.all(np.diff(Q, axis=1) > 0)
+
+
+def test_kde_quantiles_are_robust_to_heavy_tails():
+    # issue 32 / review: Scott on the s.d. and a grid spanning [min, max] gave Cauchy quartiles of -8 / +8
+    x = np.random.default_rng(0).standard_cauchy(500)
+    u = np.array([0.25, 0.5, 0.75])
+    Q = sliced_quantiles([x], np.ones((1, 1)), u, method="kde")[0, 0]
+    emp = np.percentile(x, [25, 50, 75])
+    np.testing.assert_allclose(Q, emp, atol=0.3)  # true quartiles +-1; KDE widens them by ~h^2
+    scott = sliced_quantiles([x], np.ones((1, 1)), u, method="kde", bandwidth="scott")[0, 0]
+    assert abs(scott[0]) > 3 * abs(Q[0])  # the old rule stays available, and stays wrong here
+
+
+def test_kde_ignores_far_outliers_and_refines_its_grid():
+    # 3 points at 1e6 must not move the quantiles of 2000 standard normal points at the inner levels
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=2000)
+    u = quantile_levels(101)
+    clean = sliced_quantiles([x], np.ones((1, 1)), u, method="kde")[0, 0]
+    dirty = sliced_quantiles([np.r_[x, [1e6, 2e6, 3e6]]], np.ones((1, 1)), u, method="kde")[0, 0]
+    inner = u < 0.98
+    np.testing.assert_allclose(dirty[inner], clean[inner], atol=0.03)
+
+
+def test_degenerate_and_transposed_samples_warn():
+    # issue 32: a constant distribution dominated the LQD analysis silently; (2, 100) was read as 2 points
+    from neurips25.sliced_wasserstein.slicing import DegenerateSliceWarning, TransposedSampleWarning
+
+    D, u = directions(2, 4), quantile_levels(5)
+    with pytest.warns(DegenerateSliceWarning, match=r"`samples\[0\]` has no spread along 4 of 4"):
+        sliced_quantiles([np.ones((10, 2))], D, u, method="kde")
+    with pytest.warns(TransposedSampleWarning, match=r"2 points in R\^100, fewer points than dimensions"):
+        sliced_wasserstein(np.zeros((2, 100)), np.ones((2, 100)), n_directions=3, seed=0)
+
+
+def test_sw_rejects_p_inf():
+    with pytest.raises(ValueError, match=r"`p` must be a finite number >= 1, got inf"):
+        sliced_wasserstein(np.zeros((3, 2)), np.ones((3, 2)), p=np.inf)
+
+
+def test_covariance_from_slices_recovers_a_gaussian_covariance():
+    from neurips25.sliced_wasserstein import covariance_from_slices, gaussian_slice_quantiles
+
+    S = np.array([[2.0, -0.7, 0.3], [-0.7, 1.0, 0.2], [0.3, 0.2, 0.5]])
+    D, u = directions(3, 40), quantile_levels(4001)
+    Q = gaussian_slice_quantiles([1.0, 2.0, 3.0], S, D, u)
+    np.testing.assert_allclose(covariance_from_slices(Q, D), S, rtol=2e-3)
+    with pytest.raises(ValueError, match="must span the symmetric 2x2"):
+        covariance_from_slices(Q[:2, :], np.array([[1.0, 0.0], [0.0, 1.0]]))
 
 
 def test_sliced_quantiles_shape_and_ragged_input():
@@ -117,7 +167,7 @@ def test_sliced_quantiles_shape_and_ragged_input():
     (dict(a=np.zeros((1, 2)), b=np.zeros((3, 2))), "`a` must hold at least 2 points"),
     (dict(a=np.zeros((3, 2)), b=np.zeros((3, 3))), "`b` has dimension 3, expected 2"),
     (dict(a=np.array([[0.0, np.nan], [1, 1]]), b=np.zeros((3, 2))), "`a` contains NaN"),
-    (dict(a=np.zeros((3, 2)), b=np.ones((3, 2)), p=0.5), "`p` must be a number >= 1"),
+    (dict(a=np.zeros((3, 2)), b=np.ones((3, 2)), p=0.5), "`p` must be a finite number >= 1"),
     (dict(a=np.zeros((3, 2)), b=np.ones((3, 2)), dirs=[[1.0, 1.0]]), "unit vectors"),
     (dict(a=np.zeros((3, 2)), b=np.ones((3, 2)), a_weights=[1, -1, 1]), "`a_weights` must be 3"),
 ])

@@ -59,15 +59,55 @@ def test_quantile_inverse_is_the_isotonic_projection(Y):
 def test_weights():
     u = quantile_levels(5)
     np.testing.assert_allclose(QuantileTransform().coordinate_weights(u), 0.2)
-    np.testing.assert_allclose(LQDTransform().coordinate_weights(u), [1.0, 0.2, 0.2, 0.2, 0.2])
+    np.testing.assert_allclose(LQDTransform(1.0).coordinate_weights(u), [1.0, 0.2, 0.2, 0.2, 0.2])
+
+
+def test_auto_location_weight_is_unit_free():
+    # issue 32: the default location weight is 1 / mean slice variance, so rescaling the data changes nothing
+    u = quantile_levels(51)
+    Q = np.stack([m + s * norm.ppf(u) for m, s in [(0, 1), (3, 2), (-2, 3)]])[None]  # (1, 3, 51)
+    w = LQDTransform().coordinate_weights(u, Q=Q)
+    assert w[0] == pytest.approx(1.0 / np.mean([1, 4, 9]), rel=0.05)  # midpoint levels lose a little tail
+    w_mmhg = LQDTransform().coordinate_weights(u, Q=40.0 * Q)
+    assert w_mmhg[0] * 40.0**2 == pytest.approx(w[0], rel=1e-12)
+    np.testing.assert_allclose(w_mmhg[1:], w[1:])
+    with pytest.raises(ValueError, match="needs the fitted slice quantiles"):
+        LQDTransform().coordinate_weights(u)
+
+
+def test_estimator_with_auto_weight_is_invariant_to_units():
+    from neurips25.sliced_wasserstein import SlicedWassersteinFPCA
+
+    rng = np.random.default_rng(3)
+    X = [rng.normal(a, np.exp(b), size=(200, 2)) for a, b in rng.uniform(-1, 1, size=(12, 2))]
+    kw = dict(n_components=2, n_directions=8, n_quantiles=21)
+    xi = SlicedWassersteinFPCA(**kw).fit_transform(X)
+    xi_scaled = SlicedWassersteinFPCA(**kw).fit_transform([40.0 * x for x in X])
+    np.testing.assert_allclose(np.abs(xi_scaled), np.abs(xi), rtol=1e-6, atol=1e-9)
 
 
 def test_quantiles_to_densities_recovers_a_gaussian_density():
     u = quantile_levels(401)
     t = np.linspace(-5, 5, 201)
     dens = quantiles_to_densities(norm.ppf(u)[None, :], u, t)
-    assert dens.sum() * (t[1] - t[0]) == pytest.approx(1.0, abs=1e-12)
+    assert dens.sum() * (t[1] - t[0]) == pytest.approx(1.0, abs=1e-6)  # only the tails beyond +-5 are lost
     np.testing.assert_allclose(dens[0], norm.pdf(t), atol=0.01)
+
+
+@pytest.mark.parametrize("M", [21, 101])
+def test_exponential_tails_keep_the_mass_the_levels_do_not_see(M):
+    # issue 32: the first version cut u < u_1 and u > u_M and smeared that mass back by renormalising
+    u = quantile_levels(M)
+    t = np.linspace(-6, 6, 241)
+    Q = norm.ppf(u)[None, :]
+    new = quantiles_to_densities(Q, u, t)
+    old = quantiles_to_densities(Q, u, t, tails="none")
+    assert new[0, t < Q[0, 0]].sum() * (t[1] - t[0]) == pytest.approx(u[0], rel=0.05)
+    assert old[0, t < Q[0, 0] - 0.05].sum() == 0.0
+    err_new, err_old = np.abs(new[0] - norm.pdf(t)).sum(), np.abs(old[0] - norm.pdf(t)).sum()
+    assert err_new < 0.7 * err_old
+    with pytest.raises(ValueError, match="`tails` must be one of"):
+        quantiles_to_densities(Q, u, t, tails="gauss")
 
 
 def test_bad_input():
@@ -94,5 +134,7 @@ def test_location_weight_shifts_the_fpca_towards_shape():
     assert abs(np.corrcoef(default.transform(X)[:, 0], spread)[0, 1]) < 0.5
     assert abs(np.corrcoef(shape.transform(X)[:, 0], spread)[0, 1]) > 0.95
     assert LQDTransform(2.0).coordinate_weights(quantile_levels(3))[0] == 2.0
-    with pytest.raises(ValueError, match="`location_weight` must be a positive float"):
+    with pytest.raises(ValueError, match="`location_weight` must be 'auto' or a positive float"):
         LQDTransform(0.0)
+    with pytest.raises(ValueError, match="`location_weight` must be 'auto' or a positive float"):
+        LQDTransform("unit")

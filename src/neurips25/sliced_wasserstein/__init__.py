@@ -46,9 +46,12 @@ from neurips25.sliced_wasserstein.data import (
     load_nhanes_bp,
 )
 from neurips25.sliced_wasserstein.fpca import SlicedWassersteinFPCA
-from neurips25.sliced_wasserstein.inversion import slices_to_density, slices_to_samples
+from neurips25.sliced_wasserstein.inversion import NegativeMassWarning, slices_to_density, slices_to_samples
 from neurips25.sliced_wasserstein.radon import iradon_fbp, radon_density, ramp_filter
 from neurips25.sliced_wasserstein.slicing import (
+    DegenerateSliceWarning,
+    TransposedSampleWarning,
+    covariance_from_slices,
     directions,
     quantile_levels,
     sliced_quantiles,
@@ -70,6 +73,10 @@ __all__ = [
     "ramp_filter",
     "slices_to_samples",
     "slices_to_density",
+    "covariance_from_slices",
+    "NegativeMassWarning",
+    "DegenerateSliceWarning",
+    "TransposedSampleWarning",
     "load_nhanes_bp",
     "gaussian_family",
     "gaussian_slice_quantiles",

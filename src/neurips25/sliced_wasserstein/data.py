@@ -173,6 +173,22 @@ class GaussianMixture2D:
         return cls([0.6, 0.4], [[-1.0, -0.5], [1.5, 1.0]],
                    [[[1.0, 0.5], [0.5, 0.8]], [[0.5, -0.2], [-0.2, 0.7]]])
 
+    @classmethod
+    def test_set(cls) -> dict[str, GaussianMixture2D]:
+        """Five fixed test distributions of the sample-based invertibility check (issue 32).
+
+        ``mixture2`` (the default), a correlated Gaussian, an elongated anti-correlated Gaussian, a
+        three-component mixture and two narrow separated modes; all inside [-5, 5] x [-4.5, 4.5].
+        """
+        return {
+            "mixture2": cls.default(),
+            "gaussian_corr": cls([1.0], [[0.3, -0.2]], [[[1.0, 0.6], [0.6, 1.2]]]),
+            "gaussian_long": cls([1.0], [[0.0, 0.0]], [[[2.0, -0.9], [-0.9, 0.7]]]),
+            "mixture3": cls([0.4, 0.3, 0.3], [[-1.5, -1.0], [1.2, -1.0], [0.0, 1.5]],
+                            [[[0.5, 0.1], [0.1, 0.4]], [[0.6, -0.2], [-0.2, 0.3]], [[0.4, 0.0], [0.0, 0.6]]]),
+            "two_narrow": cls([0.5, 0.5], [[-2.0, 0.0], [2.0, 0.5]], [[[0.3, 0.0], [0.0, 0.3]]] * 2),
+        }
+
     def pdf(self, xgrid, ygrid) -> np.ndarray:
         """Density on a grid: (Gy, Gx)."""
         X, Y = np.meshgrid(xgrid, ygrid)

@@ -18,15 +18,29 @@ current ranks, so the iteration is a fixed-point (Gauss-Newton) scheme that sett
 
 from __future__ import annotations
 
+import numbers
+import warnings
+
 import numpy as np
 
 from neurips25.sliced_wasserstein.radon import FILTERS, iradon_fbp
 from neurips25.sliced_wasserstein.slicing import angles_of, as_directions
-from neurips25.sliced_wasserstein.transforms import quantiles_to_densities
+from neurips25.sliced_wasserstein.transforms import TAILS, quantiles_to_densities
 
 
-def slices_to_density(Q, dirs, u_grid, xgrid, ygrid, filter: str = "ramp", clip: bool = True,
-                      renormalize: bool = True) -> np.ndarray:
+class NegativeMassWarning(UserWarning):
+    """Filtered back-projection produced much negative density before clipping."""
+
+
+def negative_mass(img: np.ndarray) -> float:
+    """Negative mass of an unclipped reconstruction relative to its positive mass: ``-sum f^- / sum f^+``."""
+    pos = float(img[img > 0].sum())
+    return float(-img[img < 0].sum() / pos) if pos > 0 else float("inf")
+
+
+def slices_to_density(Q, dirs, u_grid, xgrid, ygrid, filter: str = "hann", clip: bool = True,
+                      renormalize: bool = True, tails: str = "exponential", negative_mass_tol: float = 0.02,
+                      return_negative_mass: bool = False):
     """A 2-D density on a grid from its slice quantile functions, by filtered back-projection.
 
     Parameters
@@ -38,12 +52,23 @@ def slices_to_density(Q, dirs, u_grid, xgrid, ygrid, filter: str = "ramp", clip:
     u_grid : array of shape (M,)
     xgrid, ygrid : arrays of shape (Gx,), (Gy,)
         Uniform output grids.
-    filter, clip, renormalize
+    filter : str, default="hann"
+        FBP window, as in :func:`~neurips25.sliced_wasserstein.radon.iradon_fbp`. The Hann window is the
+        default: on analytic and on sample-estimated slices it halves the error of the bare ramp filter.
+    clip, renormalize : bool, default=True
         As in :func:`~neurips25.sliced_wasserstein.radon.iradon_fbp`.
+    tails : {"exponential", "none"}, default="exponential"
+        How slices are continued beyond the end levels (see :func:`quantiles_to_densities`).
+    negative_mass_tol : float >= 0, default=0.02
+        Warn (:class:`NegativeMassWarning`) when the negative mass before clipping exceeds this fraction
+        of the positive mass: the slices are then far from the Radon transform of one density (range
+        conditions), and the clipped output is as much the clip's doing as the slices'.
+    return_negative_mass : bool, default=False
+        Also return that fraction.
 
     Returns
     -------
-    ndarray of shape (Gy, Gx)
+    ndarray of shape (Gy, Gx), and the negative-mass fraction (float) when ``return_negative_mass``
 
     Notes
     -----
@@ -53,6 +78,11 @@ def slices_to_density(Q, dirs, u_grid, xgrid, ygrid, filter: str = "ramp", clip:
     """
     if filter not in FILTERS:
         raise ValueError(f"`filter` must be one of {tuple(FILTERS)}, got {filter!r}")
+    if tails not in TAILS:
+        raise ValueError(f"`tails` must be one of {TAILS}, got {tails!r}")
+    tol = negative_mass_tol
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not tol >= 0:
+        raise ValueError(f"`negative_mass_tol` must be a number >= 0, got {tol!r}")
     dirs = as_directions(dirs, d=2)
     Q = np.asarray(Q, dtype=float)
     if Q.ndim != 2 or Q.shape[0] != dirs.shape[0]:
@@ -77,8 +107,20 @@ def slices_to_density(Q, dirs, u_grid, xgrid, ygrid, filter: str = "ramp", clip:
     half = min(max(half_diag, reach), 4.0 * half_diag) + 2 * tau
     n_half = int(np.ceil(half / tau))
     t_grid = c0[:, None] + tau * np.arange(-n_half, n_half + 1)[None, :]  # (J, K)
-    sino = quantiles_to_densities(Q, u, t_grid)
-    return iradon_fbp(sino, thetas, t_grid, xg, yg, filter=filter, clip=clip, renormalize=renormalize)
+    sino = quantiles_to_densities(Q, u, t_grid, tails=tails)
+    raw = iradon_fbp(sino, thetas, t_grid, xg, yg, filter=filter, clip=False, renormalize=False)
+    neg = negative_mass(raw)
+    if neg > tol:
+        warnings.warn(f"filtered back-projection gave negative mass {neg:.1%} of the positive mass before "
+                      f"clipping (tolerance {tol:.1%}): the slices are not consistent with one density on "
+                      "this grid; the clipped output is distorted (try filter='hann', more directions, or "
+                      "a grid that covers the distribution)", NegativeMassWarning, stacklevel=2)
+    img = np.maximum(raw, 0.0) if clip else raw
+    if renormalize:
+        mass = img.sum() * (xg[1] - xg[0]) * (yg[1] - yg[0])
+        if mass > 0:
+            img = img / mass
+    return (img, neg) if return_negative_mass else img
 
 
 def slices_to_samples(Q, dirs, u_grid, n_points: int = 1000, n_iter: int = 50, lr: float = 1.0,

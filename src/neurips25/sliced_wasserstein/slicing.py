@@ -13,6 +13,7 @@ pair carry the same information, so the deterministic grids below cover a half-s
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,7 +21,17 @@ import numpy as np
 #: accepted values of ``kind`` in :func:`directions`
 DIRECTION_KINDS = ("auto", "grid", "fibonacci", "random")
 #: accepted strings for ``bandwidth``
-BANDWIDTH_RULES = ("scott", "silverman")
+BANDWIDTH_RULES = ("robust", "scott", "silverman")
+#: most cells of the per-slice KDE grid (the grid is refined until a cell is a quarter bandwidth)
+MAX_KDE_GRID = 2**14
+
+
+class DegenerateSliceWarning(UserWarning):
+    """A distribution has (almost) no spread along some slicing direction."""
+
+
+class TransposedSampleWarning(UserWarning):
+    """A sample has fewer points than dimensions: probably a (d, N) array passed for (N, d)."""
 
 
 # --------------------------------------------------------------------------------------------- validation
@@ -46,6 +57,10 @@ def as_distribution(x, name: str = "x", d: int | None = None) -> np.ndarray:
         raise ValueError(f"`{name}` has dimension {a.shape[1]}, expected {d} like the other distributions")
     if not np.all(np.isfinite(a)):
         raise ValueError(f"`{name}` contains NaN or infinite values")
+    if a.shape[0] < a.shape[1]:
+        warnings.warn(f"`{name}` has shape {a.shape}: {a.shape[0]} points in R^{a.shape[1]}, fewer points "
+                      "than dimensions; samples are rows, so an (N, d) array may have been passed "
+                      "transposed", TransposedSampleWarning, stacklevel=3)
     return a
 
 
@@ -147,43 +162,61 @@ def _empirical_quantiles(proj: np.ndarray, u: np.ndarray) -> np.ndarray:
     return s[idx].T
 
 
-def _bandwidths(proj: np.ndarray, bandwidth) -> np.ndarray:
-    """Per-column Gaussian KDE bandwidths (J,) from a rule or an absolute value."""
+def _bandwidths(proj: np.ndarray, bandwidth) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column Gaussian KDE bandwidths (J,) from a rule or an absolute value, and a degenerate mask (J,).
+
+    ``robust`` (default): Scott's constant on a robust scale, ``1.06 min(sd, IQR / 1.349) N^{-1/5}``, so
+    a few far outliers (heavy tails) do not inflate the bandwidth; ``scott``: ``sd N^{-1/5}``;
+    ``silverman``: ``0.9 min(sd, IQR / 1.349) N^{-1/5}``. A column whose spread is zero is degenerate.
+    """
     N = proj.shape[0]
     sd = proj.std(axis=0, ddof=1)
+    q75, q25 = np.percentile(proj, [75, 25], axis=0)
+    spread = np.minimum(sd, (q75 - q25) / 1.349)
+    spread = np.where(spread > 0, spread, sd)
+    # a typical magnitude that far outliers do not set (the max would: 1e6 outliers -> a floor of 1)
+    scale = np.maximum(np.median(np.abs(proj), axis=0), 1.0)
+    degenerate = spread <= 1e-9 * scale
     if isinstance(bandwidth, str):
         if bandwidth == "scott":
             h = sd * N ** (-0.2)
-        else:  # silverman's robust rule
-            q75, q25 = np.percentile(proj, [75, 25], axis=0)
-            spread = np.minimum(sd, (q75 - q25) / 1.349)
-            spread = np.where(spread > 0, spread, sd)
+        elif bandwidth == "silverman":
             h = 0.9 * spread * N ** (-0.2)
+        else:
+            h = 1.06 * spread * N ** (-0.2)
     else:
         h = np.full(proj.shape[1], float(bandwidth))
     # A slice where all points coincide has no spread; a tiny bandwidth keeps its density finite.
-    scale = max(float(np.abs(proj).max()), 1.0)
-    return np.maximum(h, 1e-6 * scale)
+    return np.maximum(h, 1e-6 * scale), degenerate
 
 
 def _kde_quantiles(proj: np.ndarray, u: np.ndarray, bandwidth, density_floor: float,
-                   n_grid: int = 512) -> np.ndarray:
-    """Quantiles of a floored Gaussian KDE of each column: (N, J) -> (J, M).
+                   n_grid: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """Quantiles of a floored Gaussian KDE of each column: (N, J) -> (J, M), and the degenerate mask (J,).
 
-    Each column gets its own grid ``[min - 4h, max + 4h]`` of ``n_grid`` points. The points are binned
+    Each column gets its own grid, from ``6 h`` below the empirical quantile at level ``u_1 / 2`` to ``6 h``
+    above the one at ``1 - (1 - u_M) / 2``; the points beyond are moved to the grid's ends. Far outliers
+    (less mass than half a tail level) then neither stretch the grid nor move the quantiles at the
+    levels ``u``, which only read the CDF where those points already count in full. The grid has at
+    least ``n_grid`` points and is refined (up to ``MAX_KDE_GRID``) until a cell is at most a quarter
+    bandwidth. The points are binned
     linearly onto it and convolved with the Gaussian kernel in Fourier space (exact transform of the
-    kernel, zero padding against wrap-around), so the cost is O(J n_grid log n_grid) instead of O(J N
-    n_grid). The floor mixes the estimate with a uniform density on the grid, weight ``density_floor``,
-    so the log-quantile density stays bounded in the tails (Petersen & Mueller 2016, Sec. 5).
+    kernel, zero padding against wrap-around), so the cost is O(J G log G) instead of O(J N G). The floor
+    mixes the estimate with a uniform density on the grid, weight ``density_floor``, so the
+    log-quantile density stays bounded in the tails (Petersen & Mueller 2016, Sec. 5).
     """
     N, J = proj.shape
-    h = _bandwidths(proj, bandwidth)
-    lo = proj.min(axis=0) - 4.0 * h
-    hi = proj.max(axis=0) + 4.0 * h
-    G = n_grid
+    h, degenerate = _bandwidths(proj, bandwidth)
+    s = np.sort(proj, axis=0)
+    eps_lo, eps_hi = 0.5 * u[0], 1.0 - 0.5 * (1.0 - u[-1])
+    core_lo = s[np.clip(int(np.floor(eps_lo * N)), 0, N - 1)]
+    core_hi = s[np.clip(int(np.ceil(eps_hi * N)) - 1, 0, N - 1)]
+    lo = core_lo - 6.0 * h
+    hi = core_hi + 6.0 * h
+    G = int(max(n_grid, min(MAX_KDE_GRID, 2 ** np.ceil(np.log2(np.max((hi - lo) / (0.25 * h)) + 1)))))
     delta = (hi - lo) / (G - 1)
     # linear binning, all columns at once through one bincount on (column, cell) indices
-    pos = (proj - lo) / delta
+    pos = np.clip((proj - lo) / delta, 0.0, G - 1.0)
     i0 = np.clip(np.floor(pos).astype(int), 0, G - 2)
     frac = pos - i0
     col = np.arange(J) * G
@@ -211,10 +244,10 @@ def _kde_quantiles(proj: np.ndarray, u: np.ndarray, bandwidth, density_floor: fl
     c0, c1 = cdf[rows, k - 1], cdf[rows, k]
     w = (u[None, :] - c0) / np.where(c1 > c0, c1 - c0, 1.0)
     tgrid0 = lo[:, None] + (k - 1) * delta[:, None]
-    return tgrid0 + np.clip(w, 0.0, 1.0) * delta[:, None]
+    return tgrid0 + np.clip(w, 0.0, 1.0) * delta[:, None], degenerate
 
 
-def sliced_quantiles(samples: Sequence, dirs, u_grid, method: str = "empirical", bandwidth="scott",
+def sliced_quantiles(samples: Sequence, dirs, u_grid, method: str = "empirical", bandwidth="robust",
                      density_floor: float = 1e-3) -> np.ndarray:
     """Sliced quantile functions ``Q_i(theta_j, u_m)`` of a list of samples.
 
@@ -229,14 +262,22 @@ def sliced_quantiles(samples: Sequence, dirs, u_grid, method: str = "empirical",
     method : {"empirical", "kde"}, default="empirical"
         ``empirical``: left-continuous empirical quantiles (exact for the isometry). ``kde``: quantiles
         of a floored Gaussian KDE of each slice (smooth, strictly increasing: needed by the LQD).
-    bandwidth : {"scott", "silverman"} or float, default="scott"
-        KDE bandwidth rule, or an absolute bandwidth in the units of the projections.
+    bandwidth : {"robust", "scott", "silverman"} or float, default="robust"
+        KDE bandwidth rule (``robust``: ``1.06 min(sd, IQR / 1.349) N^{-1/5}``, Scott's constant on a
+        scale that heavy tails do not inflate), or an absolute bandwidth in the units of the projections.
     density_floor : float in [0, 1), default=1e-3
         Weight of the uniform density mixed into each KDE.
 
     Returns
     -------
     ndarray of shape (n, J, M)
+
+    Warns
+    -----
+    DegenerateSliceWarning
+        ``method="kde"`` and a sample has no spread along some direction (all points on a line or at one
+        point): its KDE there is a spike of width ~1e-6 and its log-quantile density is extreme, so such a
+        distribution would dominate an LQD analysis.
 
     Examples
     --------
@@ -263,7 +304,12 @@ def sliced_quantiles(samples: Sequence, dirs, u_grid, method: str = "empirical",
         if method == "empirical":
             out[i] = _empirical_quantiles(proj, u)
         else:
-            out[i] = _kde_quantiles(proj, u, bandwidth, float(density_floor))
+            out[i], degenerate = _kde_quantiles(proj, u, bandwidth, float(density_floor))
+            if degenerate.any():
+                warnings.warn(f"`samples[{i}]` has no spread along {int(degenerate.sum())} of "
+                              f"{degenerate.size} directions (its points lie on a line or coincide): its "
+                              "slice densities there are spikes and its LQD embedding will dominate",
+                              DegenerateSliceWarning, stacklevel=2)
     return out
 
 
@@ -338,8 +384,8 @@ def sliced_wasserstein(a, b, n_directions: int = 50, p: float = 2, *, dirs=None,
         The two samples (a 1-D array is a univariate sample).
     n_directions : int, default=50
         Number of directions when ``dirs`` is not given (drawn by :func:`directions` with ``kind="auto"``).
-    p : float >= 1, default=2
-        Order of the distance.
+    p : float, 1 <= p < inf, default=2
+        Order of the distance (``p = inf`` is rejected: the max over slices is not what this computes).
     dirs : array of shape (J, d), optional
         Fixed directions. POT's ``projections`` argument is the transpose, shape (d, J).
     a_weights, b_weights : arrays of shape (N,) and (K,), optional
@@ -359,8 +405,8 @@ def sliced_wasserstein(a, b, n_directions: int = 50, p: float = 2, *, dirs=None,
     """
     a = as_distribution(a, "a")
     b = as_distribution(b, "b", d=a.shape[1])
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.number)) or not p >= 1:
-        raise ValueError(f"`p` must be a number >= 1, got {p!r}")
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.number)) or not 1 <= p < np.inf:
+        raise ValueError(f"`p` must be a finite number >= 1, got {p!r} (SW_inf is not supported)")
     wa = _check_weights(a_weights, a.shape[0], "a_weights")
     wb = _check_weights(b_weights, b.shape[0], "b_weights")
     if dirs is None:
@@ -369,3 +415,50 @@ def sliced_wasserstein(a, b, n_directions: int = 50, p: float = 2, *, dirs=None,
         dirs = as_directions(dirs, d=a.shape[1])
     pa, pb = a @ dirs.T, b @ dirs.T
     return float(np.mean(_wasserstein_1d_pp(pa, pb, wa, wb, float(p))) ** (1.0 / p))
+
+
+# --------------------------------------------------------------------------------------------- moments
+def covariance_from_slices(Q, dirs) -> np.ndarray:
+    """Covariance matrix ``S`` (d, d) of a distribution from its slice quantile functions.
+
+    Each slice variance is ``theta_j^T S theta_j`` (the variance of ``<X, theta_j>``); the slice
+    variances are read off the quantile functions at midpoint levels (``mean(Q^2) - mean(Q)^2``) and
+    ``S`` is their least-squares fit over the ``J`` directions (needs ``J >= d (d + 1) / 2`` directions
+    spanning the symmetric matrices). Used to read spread and correlation off a mode of variation.
+
+    Parameters
+    ----------
+    Q : array of shape (J, M)
+        Slice quantiles at midpoint levels (see :func:`quantile_levels`).
+    dirs : array of shape (J, d)
+
+    Returns
+    -------
+    ndarray of shape (d, d)
+
+    Examples
+    --------
+    >>> from scipy.stats import norm
+    >>> D, u = directions(2, 12), quantile_levels(2001)
+    >>> S = np.array([[2.0, 0.6], [0.6, 1.0]])
+    >>> Q = np.sqrt(np.einsum("jd,de,je->j", D, S, D))[:, None] * norm.ppf(u)
+    >>> covariance_from_slices(Q, D).round(2).tolist()
+    [[2.0, 0.6], [0.6, 1.0]]
+    """
+    Q = np.asarray(Q, dtype=float)
+    dirs = np.asarray(dirs, dtype=float)
+    dirs = as_directions(dirs, d=dirs.shape[-1] if dirs.ndim == 2 else None)
+    if Q.ndim != 2 or Q.shape[0] != dirs.shape[0] or not np.all(np.isfinite(Q)):
+        raise ValueError(f"`Q` must be a finite (J, M) array with J = {dirs.shape[0]}, got shape {Q.shape}")
+    J, d = dirs.shape
+    iu = np.triu_indices(d)
+    # design: theta^T S theta = sum_{k <= l} (2 - [k == l]) theta_k theta_l S_kl
+    A = (dirs[:, iu[0]] * dirs[:, iu[1]]) * np.where(iu[0] == iu[1], 1.0, 2.0)
+    if np.linalg.matrix_rank(A) < A.shape[1]:
+        raise ValueError(f"`dirs` must span the symmetric {d}x{d} matrices (at least {A.shape[1]} "
+                         "directions in general position)")
+    var = np.mean(Q**2, axis=1) - np.mean(Q, axis=1) ** 2
+    coef = np.linalg.lstsq(A, var, rcond=None)[0]
+    S = np.zeros((d, d))
+    S[iu] = coef
+    return S + np.triu(S, 1).T

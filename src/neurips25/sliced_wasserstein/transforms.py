@@ -2,9 +2,10 @@
 
 Sliced quantile functions ``Q(theta, .)`` form a convex cone (each must increase in ``u``), not a linear
 space, so principal components computed on them can leave the set of valid distributions. A transform
-``psi`` maps each slice to a space where every element is valid again after ``psi^{-1}``. Two strategies
-are shipped; anything with the same four members (``name``, ``slice_estimator``, ``forward``, ``inverse``,
-``coordinate_weights``) can be passed to :class:`SlicedWassersteinFPCA` instead.
+``psi`` maps each slice to a space where every element is valid again after ``psi^{-1}``. Two
+strategies are shipped; anything with the same members (``name``, ``slice_estimator``, ``forward``,
+``inverse``, ``coordinate_weights(u, Q=None)``, where ``Q`` are the fitted slice quantiles, for
+data-dependent weights) can be passed to :class:`SlicedWassersteinFPCA` instead.
 
 *Reconstructed*: the paper's exact transform is not known here (its full text was not available). The LQD
 default follows Petersen & Mueller (2016), applied slice by slice with a location term.
@@ -60,13 +61,18 @@ class QuantileTransform:
             out[r] = isotonic_regression(flat[r], increasing=True)
         return out.reshape(Y.shape)
 
-    def coordinate_weights(self, u) -> np.ndarray:
-        """Quadrature weights (M,) of the embedding coordinates: midpoint rule, ``1/M`` each."""
+    def coordinate_weights(self, u, Q=None) -> np.ndarray:
+        """Quadrature weights (M,) of the embedding coordinates: midpoint rule, ``1/M`` each (``Q`` unused)."""
         u = np.asarray(u, dtype=float)
         return np.full(u.size, 1.0 / u.size)
 
     def __repr__(self) -> str:
         return "QuantileTransform()"
+
+
+def slice_variances(Q: np.ndarray) -> np.ndarray:
+    """Variance of each slice from its quantile function at midpoint levels: ``mean(Q^2) - mean(Q)^2``."""
+    return np.maximum(np.mean(Q**2, axis=-1) - np.mean(Q, axis=-1) ** 2, 0.0)
 
 
 class LQDTransform:
@@ -83,21 +89,25 @@ class LQDTransform:
     Discretisation: on levels ``u_1 < ... < u_M`` the embedding of one slice is ``M`` numbers,
     ``[c, g_{1+1/2}, ..., g_{M-1/2}]`` with ``c = Q(u_{m*})`` at the middle level ``m* = M // 2`` and
     ``g_{m+1/2} = log((Q(u_{m+1}) - Q(u_m)) / (u_{m+1} - u_m))``, so ``inverse(forward(Q)) == Q`` up to
-    rounding. Weights: 1 for ``c``, ``u_{m+1} - u_m`` for each ``g``.
+    rounding. Weights: ``location_weight`` for ``c``, ``u_{m+1} - u_m`` for each ``g``.
 
     *Reconstructed* (not confirmed from the paper): the choice of LQD, the median as location and the
     weighting of the location against the shape part.
 
     Parameters
     ----------
-    location_weight : float > 0, default=1.0
+    location_weight : "auto" or float > 0, default="auto"
         Weight of the location ``c`` in the Hilbert inner product. ``c`` carries the data's units (say
-        mmHg) while ``g`` is unitless, so with the default the location dominates the FPCA whenever the
-        distributions move by more than about one unit; a smaller weight gives the shape more say.
+        mmHg) while ``g`` is unitless. ``"auto"`` makes the location unit-free: the weight is
+        ``1 / s^2``, with ``s^2`` the mean slice variance of the fitted distributions (over distributions
+        and directions), so a shift by one within-distribution s.d. weighs as much as scaling the spread
+        by ``e``; the analysis is then unchanged when the data are rescaled. A float is an absolute weight
+        in inverse squared data units (``1.0`` was the default of the first version: on data in mmHg it
+        makes the FPCA a PCA of slice medians).
 
     Examples
     --------
-    >>> t = LQDTransform(); u = np.array([0.25, 0.5, 0.75])
+    >>> t = LQDTransform(location_weight=1.0); u = np.array([0.25, 0.5, 0.75])
     >>> Y = t.forward(np.array([1.0, 2.0, 4.0]), u)
     >>> Y.round(4).tolist(), t.inverse(Y, u).tolist()
     ([2.0, 1.3863, 2.0794], [1.0, 2.0, 4.0])
@@ -106,11 +116,14 @@ class LQDTransform:
     name = "lqd"
     slice_estimator = "kde"
 
-    def __init__(self, location_weight: float = 1.0):
-        if isinstance(location_weight, bool) or not isinstance(location_weight, (int, float, np.number)) \
+    def __init__(self, location_weight="auto"):
+        if isinstance(location_weight, str):
+            if location_weight != "auto":
+                raise ValueError(f"`location_weight` must be 'auto' or a positive float, got {location_weight!r}")
+        elif isinstance(location_weight, bool) or not isinstance(location_weight, (int, float, np.number)) \
                 or not np.isfinite(location_weight) or location_weight <= 0:
-            raise ValueError(f"`location_weight` must be a positive float, got {location_weight!r}")
-        self.location_weight = float(location_weight)
+            raise ValueError(f"`location_weight` must be 'auto' or a positive float, got {location_weight!r}")
+        self.location_weight = location_weight if isinstance(location_weight, str) else float(location_weight)
 
     def forward(self, Q, u) -> np.ndarray:
         """Quantiles ``(..., M)``, strictly increasing in the last axis -> embedding ``(..., M)``."""
@@ -131,10 +144,22 @@ class LQDTransform:
         cs = np.concatenate([np.zeros(Y.shape[:-1] + (1,)), np.cumsum(steps, axis=-1)], axis=-1)
         return Y[..., :1] + cs - cs[..., mid:mid + 1]
 
-    def coordinate_weights(self, u) -> np.ndarray:
-        """Weights (M,): ``location_weight`` for the location, the level spacings for ``g``."""
+    def location_weight_for(self, Q=None) -> float:
+        """The location weight in use: the float given, or ``1 / mean slice variance`` of ``Q`` (auto)."""
+        if self.location_weight != "auto":
+            return self.location_weight
+        if Q is None:
+            raise ValueError("`location_weight`='auto' needs the fitted slice quantiles `Q` (n, J, M) to "
+                             "set the unit-free scale; pass Q, or give a float weight")
+        s2 = float(np.mean(slice_variances(np.asarray(Q, dtype=float))))
+        if not np.isfinite(s2) or s2 <= 0:
+            raise ValueError("`location_weight`='auto': the slices have no spread, the scale is undefined")
+        return 1.0 / s2
+
+    def coordinate_weights(self, u, Q=None) -> np.ndarray:
+        """Weights (M,): the location weight (see :meth:`location_weight_for`), the level spacings for ``g``."""
         u = np.asarray(u, dtype=float)
-        return np.concatenate([[self.location_weight], np.diff(u)])
+        return np.concatenate([[self.location_weight_for(Q)], np.diff(u)])
 
     def __repr__(self) -> str:
         return f"LQDTransform(location_weight={self.location_weight!r})"
@@ -158,13 +183,20 @@ def get_transform(transform):
     return transform
 
 
-def quantiles_to_densities(Q, u, t_grid) -> np.ndarray:
+TAILS = ("exponential", "none")
+
+
+def quantiles_to_densities(Q, u, t_grid, tails: str = "exponential") -> np.ndarray:
     """Slice densities on a t-grid from slice quantile functions (the sinogram of a 2-D density).
 
-    Between two levels the density is ``(u_{m+1} - u_m) / (Q_{m+1} - Q_m)``, placed at the midpoint
-    ``(Q_m + Q_{m+1}) / 2`` and interpolated linearly onto ``t_grid``; zero outside ``[Q_1, Q_M]``.
-    Each slice is renormalised to integrate to 1 on its grid, which puts back the tail mass
-    (``u < u_1`` and ``u > u_M``) that the levels do not see.
+    ``tails="exponential"`` (default): each slice's CDF is the piecewise-linear interpolation of
+    ``(Q_m, u_m)``, continued beyond ``Q_1`` and ``Q_M`` by exponential tails that carry the missing mass
+    ``u_1`` and ``1 - u_M`` and meet the end density continuously (``F(t) = u_1 exp((t - Q_1) / s)``
+    with ``s = u_1 / f_1``, likewise on the right). The density of a t-cell is its CDF increment over
+    the cell width, so each slice keeps mass 1 (up to the mass beyond the grid) and has no jump at its
+    ends, which the ramp filter would turn into rings. ``tails="none"`` is the first version: the density
+    ``(u_{m+1} - u_m) / (Q_{m+1} - Q_m)`` at the midpoints ``(Q_m + Q_{m+1}) / 2``, interpolated linearly,
+    zero outside ``[Q_1, Q_M]``, then each slice renormalised (the tail mass is smeared over the slice).
 
     Parameters
     ----------
@@ -173,11 +205,14 @@ def quantiles_to_densities(Q, u, t_grid) -> np.ndarray:
     u : array of shape (M,)
     t_grid : array of shape (K,) or (J, K)
         Evaluation points (per slice when 2-D), increasing and uniformly spaced.
+    tails : {"exponential", "none"}, default="exponential"
 
     Returns
     -------
     ndarray of shape (J, K)
     """
+    if tails not in TAILS:
+        raise ValueError(f"`tails` must be one of {TAILS}, got {tails!r}")
     Q, u = _check_levels(Q, u)
     if Q.ndim != 2:
         raise ValueError(f"`Q` must have shape (J, M), got {Q.shape}")
@@ -189,12 +224,25 @@ def quantiles_to_densities(Q, u, t_grid) -> np.ndarray:
         keep = dQ > 0
         if not np.any(keep):
             continue
-        xm = (0.5 * (Q[j, 1:] + Q[j, :-1]))[keep]
-        fm = (np.diff(u)[keep] / dQ[keep])
-        inside = (t[j] >= Q[j, 0]) & (t[j] <= Q[j, -1])
-        out[j, inside] = np.interp(t[j, inside], xm, fm)
         step = t[j, 1] - t[j, 0]
-        mass = out[j].sum() * step
-        if mass > 0:
-            out[j] /= mass
+        if tails == "none":
+            xm = (0.5 * (Q[j, 1:] + Q[j, :-1]))[keep]
+            fm = (np.diff(u)[keep] / dQ[keep])
+            inside = (t[j] >= Q[j, 0]) & (t[j] <= Q[j, -1])
+            out[j, inside] = np.interp(t[j, inside], xm, fm)
+            mass = out[j].sum() * step
+            if mass > 0:
+                out[j] /= mass
+            continue
+        q = Q[j, np.concatenate([[True], keep])]
+        v = u[np.concatenate([[True], keep])]
+        edges = np.concatenate([t[j] - 0.5 * step, t[j, -1:] + 0.5 * step])
+        F = np.interp(edges, q, v)
+        # exponential tails: scale = tail mass / end density, so the density is continuous at Q_1, Q_M
+        s_lo = v[0] * (q[1] - q[0]) / (v[1] - v[0])
+        s_hi = (1.0 - v[-1]) * (q[-1] - q[-2]) / (v[-1] - v[-2])
+        lo, hi = edges < q[0], edges > q[-1]
+        F[lo] = v[0] * np.exp((edges[lo] - q[0]) / s_lo)
+        F[hi] = 1.0 - (1.0 - v[-1]) * np.exp(-(edges[hi] - q[-1]) / s_hi)
+        out[j] = np.diff(F) / step
     return out
