@@ -5,6 +5,13 @@ Sampling targets ``p(z | J) ∝ p(z) p(J | z)`` with ``grad log p(J | z_t) ≈ -
 prediction is ``eps' = eps_phi(z_t, t) + gamma * grad_{z_t} J(ẑ0(z_t))``: the scheduler's update subtracts
 ``eps'``, so a positive ``gamma`` lowers ``J``. The hook edits ``model_output`` before
 ``scheduler.step(model_output, t, sample)``, as classifier guidance does in diffusers.
+
+With the raw form the step that ẑ0 takes grows like ``1 / ᾱ_t`` at high noise (the gradient through
+``ẑ0 = (z_t - ...) / sqrt(ᾱ_t)`` carries a ``1 / sqrt(ᾱ_t)`` and the update another), which blows up
+early DDIM steps. ``scaling="tweedie"`` (default; reconstructed) multiplies the gradient by
+``sqrt(ᾱ_t (1 - ᾱ_t))``: the classifier-guidance factor ``sqrt(1 - ᾱ_t)`` times the inverse Tweedie
+Jacobian, so ẑ0 moves by ``gamma (1 - ᾱ_t) grad_ẑ0 J``: a bounded gradient step. ``scaling="raw"`` is
+the formula as written.
 """
 
 from __future__ import annotations
@@ -150,6 +157,8 @@ class ObjectiveGuidedSampler:
     guidance_scale : float, default 1.0
         ``gamma`` >= 0.
     num_inference_steps : int, default 50
+    scaling : {"tweedie", "raw"}, default "tweedie"
+        How the gradient is weighted per timestep (see the module docstring).
 
     Examples
     --------
@@ -161,7 +170,11 @@ class ObjectiveGuidedSampler:
     torch.Size([3, 3, 2, 2, 2])
     """
 
-    def __init__(self, dit, scheduler, objective=None, guidance_scale=1.0, num_inference_steps=50):
+    def __init__(self, dit, scheduler, objective=None, guidance_scale=1.0, num_inference_steps=50,
+                 scaling="tweedie"):
+        if scaling not in ("tweedie", "raw"):
+            raise ValueError(f"`scaling` must be 'tweedie' or 'raw'; got {scaling!r}")
+        self.scaling = scaling
         if not isinstance(guidance_scale, numbers.Real) or not math.isfinite(guidance_scale):
             raise ValueError(f"`guidance_scale` must be a finite number >= 0; got {guidance_scale!r}")
         if guidance_scale < 0:
@@ -176,7 +189,7 @@ class ObjectiveGuidedSampler:
         self.num_inference_steps = int(num_inference_steps)
 
     def guided_eps(self, z_t, t):
-        """``eps' = eps + gamma * grad_{z_t} J(ẑ0(z_t))`` (and ẑ0)."""
+        """``eps' = eps + gamma * w_t * grad_{z_t} J(ẑ0(z_t))`` (and ẑ0); ``w_t = 1`` for ``scaling="raw"``."""
         a_bar = self.scheduler.alphas_cumprod[int(t)].to(z_t.dtype)
         tt = torch.full((z_t.shape[0],), int(t), dtype=torch.long)
         if self.objective is None or self.gamma == 0:
@@ -187,7 +200,8 @@ class ObjectiveGuidedSampler:
         eps = self.dit(z, tt)
         z0 = (z - (1 - a_bar).sqrt() * eps) / a_bar.sqrt()
         (grad,) = torch.autograd.grad(self.objective(z0).sum(), z)
-        return (eps + self.gamma * grad).detach(), z0.detach()
+        w = (a_bar * (1 - a_bar)).sqrt() if self.scaling == "tweedie" else 1.0
+        return (eps + self.gamma * w * grad).detach(), z0.detach()
 
     def sample(self, n, generator=None):
         """Draw ``n`` latents from pure noise; returns (n, *latent_shape)."""

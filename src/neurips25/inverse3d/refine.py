@@ -108,7 +108,7 @@ class TopologyPreservingRefiner:
             loss.backward()
             opt.step()
             cos.step()
-            hist.append(float(loss))
+            hist.append(float(loss.detach()))
         ctrl = ctrl.detach()
         with torch.no_grad():
             out = self.warp(occ, ctrl) * self.mask

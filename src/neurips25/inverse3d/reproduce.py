@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import time
 from pathlib import Path
 
@@ -390,7 +391,9 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     ]
     solver = BrinkmanSpectralNS(grid=cfg.grid, steps=cfg.steps)
     space = DesignSpace(solver.grid, solver.h)
-    cache = SolveCache(out / "cache")
+    # solved shapes live in the run directory; NEURIPS25_INVERSE3D_CACHE names a folder that outlives the run
+    # (the runner works in a temporary folder, so a killed run would otherwise lose them)
+    cache = SolveCache(os.environ.get("NEURIPS25_INVERSE3D_CACHE") or out / "cache")
     data_seed = 1234  # the data set is shared by every seed (and cached)
     data = build_dataset(cfg.n_shapes, solver, space, cache, data_seed, n_points=cfg.n_points, n_occ=cfg.n_occ,
                          progress=progress)
