@@ -194,3 +194,27 @@ def test_claim_kinds_required_validated_and_counted_apart():
     assert Claim.from_dict(legacy).kind.value == "supporting"
     with pytest.raises(TypeError, match="summary must be a str"):
         Claim("c", "s", "k", kind="check").judge(True, summary=3)
+
+
+def test_a_claim_that_flips_between_seeds_is_unstable_not_reproduced(tmp_path):
+    @register("fake_flip", title="passes on even seeds only")
+    def run_flip(scale, seed, out):
+        return [Claim("c1", "x", "y", kind="headline").judge(seed % 2 == 0, {"v": float(seed)}),
+                Claim("c2", "z", "w", kind="check").judge(True, {"v": 1.0})]
+
+    try:
+        res = run_methods(["fake_flip"], scale="smoke", seeds=[0, 1, 2], out=tmp_path / "r",
+                          echo=lambda s: None)["fake_flip"]
+    finally:
+        unregister("fake_flip")
+    c1, c2 = res["claims"]
+    assert c1["verdict"] == "unstable" and c1["agreement"] == "2/3 reproduced"
+    assert c1["spread"]["v"]["mean"] == pytest.approx(1.0) and c1["spread"]["v"]["sd"] == pytest.approx(1.0)
+    assert c2["verdict"] == "reproduced" and c2["agreement"] == "3/3 reproduced"
+    assert describe_claims(res["claims"]).startswith("headline: unstable")
+    from neurips25.repro.report import render_report
+
+    md, page = render_report(tmp_path / "r")
+    text = md.read_text()
+    assert "| c1 | reproduced | not reproduced | reproduced | 2/3 reproduced |" in text
+    assert "agreement" in page.read_text()
