@@ -1,0 +1,157 @@
+"""Streaming: the delay-k stopping rule, a KV-cached session, and a ``generate`` stopping criterion.
+
+Delay-k (official ``test/test_qwen_partial.py``): each new response token gets ``p_t = softmax(g(h_t))[1]``;
+it counts as harmful when ``p_t >= tau``; the response is flagged, and generation stopped, once the running
+count of harmful tokens reaches ``k``. A session costs one backbone step per token (KV cache), so
+the monitoring cost per token does not grow with the prefix.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from neurips25.scm.backbone import call_backbone
+
+
+class DelayKPolicy:
+    """Stop once ``k`` tokens have scored ``p_harm >= threshold``.
+
+    Parameters
+    ----------
+    k : int >= 1
+        Harmful-token count that triggers the stop.
+    threshold : float in (0, 1)
+        ``tau``: a token is harmful when its probability reaches it.
+
+    Examples
+    --------
+    >>> DelayKPolicy(2, 0.5).first_stop([0.1, 0.7, 0.2, 0.9, 0.9])
+    4
+    """
+
+    def __init__(self, k: int = 1, threshold: float = 0.5):
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+            raise ValueError(f"`k` must be an integer >= 1; got {k!r}")
+        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not 0.0 < float(threshold) < 1.0:
+            raise ValueError(f"`threshold` must be in (0, 1); got {threshold!r}")
+        self.k, self.threshold = int(k), float(threshold)
+
+    def __repr__(self) -> str:
+        return f"DelayKPolicy(k={self.k}, threshold={self.threshold:g})"
+
+    def first_stop(self, probs) -> int:
+        """1-based position of the token at which the rule fires on a whole score sequence; 0 if never."""
+        p = np.asarray(probs, dtype=float)
+        if p.ndim != 1:
+            raise ValueError(f"`probs` must be 1-D; got shape {p.shape}")
+        hits = np.cumsum(p >= self.threshold)
+        idx = np.flatnonzero(hits >= self.k)
+        return int(idx[0]) + 1 if idx.size else 0
+
+
+class StepResult(NamedTuple):
+    """What :meth:`StreamSession.step` returns for one token."""
+
+    p_harm: float
+    harmful_count: int
+    stop: bool
+
+
+class StreamSession:
+    """Incremental scoring of one response: the prompt is encoded once, then one cached step per token.
+
+    Build it with :meth:`StreamingContentMonitor.start`. ``step(token_id)`` feeds one response token and returns
+    ``(p_harm, harmful_count, stop)``; ``probs`` holds every score so far. ``stop`` latches once the policy fires.
+    """
+
+    def __init__(self, monitor, prompt_ids, policy: DelayKPolicy | None = None):
+        if monitor.backbone is None:
+            raise ValueError("streaming needs a monitor with a backbone (this one is heads-only)")
+        if policy is None:
+            policy = DelayKPolicy()
+        if not isinstance(policy, DelayKPolicy):
+            raise TypeError(f"`policy` must be a DelayKPolicy; got {type(policy).__name__}")
+        ids = torch.as_tensor(prompt_ids)
+        if ids.ndim == 2 and ids.shape[0] == 1:
+            ids = ids[0]
+        if ids.ndim != 1 or ids.dtype not in (torch.int64, torch.int32):
+            raise ValueError(f"`prompt_ids` must be a 1-D sequence of token ids; got shape {tuple(ids.shape)}")
+        if ids.numel() == 0:
+            raise ValueError("`prompt_ids` is empty: the session needs at least one prompt token")
+        self.monitor, self.policy = monitor, policy
+        self.probs: list[float] = []
+        self.harmful_count = 0
+        self.stopped_at = 0  # 1-based response position where the policy fired, 0 while it has not
+        with torch.no_grad():
+            _, self._cache = call_backbone(monitor.backbone, ids.long()[None], use_cache=True)
+        if self._cache is None:
+            raise ValueError("`backbone` returned no KV cache; streaming needs `use_cache=True` support")
+
+    @torch.no_grad()
+    def step(self, token_id) -> StepResult:
+        """Score one more response token (O(1) in the prefix length apart from attention over the cache)."""
+        if isinstance(token_id, torch.Tensor):
+            if token_id.numel() != 1:
+                raise ValueError(f"`token_id` must be one token; got shape {tuple(token_id.shape)}")
+            token_id = int(token_id.item())
+        if isinstance(token_id, bool) or not isinstance(token_id, numbers.Integral) or token_id < 0:
+            raise ValueError(f"`token_id` must be a non-negative integer; got {token_id!r}")
+        was_training = self.monitor.training
+        self.monitor.eval()
+        h, self._cache = call_backbone(self.monitor.backbone, torch.tensor([[int(token_id)]]), cache=self._cache,
+                                       use_cache=True)
+        logits = self.monitor.token_head(h[0, -1])
+        self.monitor.train(was_training)
+        p = float(logits.softmax(-1)[1])
+        self.probs.append(p)
+        if p >= self.policy.threshold:
+            self.harmful_count += 1
+        if not self.stopped_at and self.harmful_count >= self.policy.k:
+            self.stopped_at = len(self.probs)
+        return StepResult(p, self.harmful_count, bool(self.stopped_at))
+
+
+class SCMStoppingCriteria:
+    """``transformers`` stopping criterion: stop ``generate`` once the monitor flags the answer.
+
+    Parameters
+    ----------
+    monitor : StreamingContentMonitor
+        The trained monitor (its backbone must share the generator's tokenizer).
+    policy : DelayKPolicy
+        The (k, tau) rule, chosen on validation data.
+    prompt_length : int
+        Number of prompt tokens in ``input_ids`` (everything after them is the answer being watched).
+
+    Notes
+    -----
+    Works with batch size 1 and each new token fed once (greedy or sampling, no beam search). After
+    ``generate`` returns, ``session`` holds the scores and ``stopped`` says whether the monitor cut the answer.
+    """
+
+    def __init__(self, monitor, policy: DelayKPolicy, prompt_length: int):
+        if isinstance(prompt_length, bool) or not isinstance(prompt_length, numbers.Integral) or prompt_length < 1:
+            raise ValueError(f"`prompt_length` must be an integer >= 1; got {prompt_length!r}")
+        if not isinstance(policy, DelayKPolicy):
+            raise TypeError(f"`policy` must be a DelayKPolicy; got {type(policy).__name__}")
+        self.monitor, self.policy, self.prompt_length = monitor, policy, int(prompt_length)
+        self.session: StreamSession | None = None
+
+    @property
+    def stopped(self) -> bool:
+        return bool(self.session is not None and self.session.stopped_at)
+
+    def __call__(self, input_ids: torch.LongTensor, scores=None, **kwargs) -> torch.BoolTensor:
+        if input_ids.ndim != 2 or input_ids.shape[0] != 1:
+            raise ValueError(f"SCMStoppingCriteria supports batch size 1; got input_ids {tuple(input_ids.shape)}")
+        if self.session is None:
+            self.session = self.monitor.start(input_ids[0, : self.prompt_length], self.policy)
+        fed = self.prompt_length + len(self.session.probs)
+        for tok in input_ids[0, fed:].tolist():
+            if self.session.step(tok).stop:
+                break
+        return torch.tensor([self.stopped], dtype=torch.bool)
