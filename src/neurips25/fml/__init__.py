@@ -4,10 +4,12 @@ Oettershagen & Michail, "Fair Minimum Labeling: Efficient Temporal Network Activ
 Reachability and Equity", NeurIPS 2025 (arXiv 2510.03899).
 
 Give edges time labels so that at least ``demand[c]`` nodes of every colour ``c`` reach the terminal
-along strictly increasing times, at minimum total labelling cost. NP-hard and ``Omega(log n)``-hard to
-approximate; :func:`fml_approx` (FRT tree embedding + an exact covering DP on the tree + projection back
-onto shortest paths) matches that with an expected ``O(log n)`` ratio, :func:`fml_biapprox` trades a
-``(1+eps)^(H+1)`` loss of coverage for bucketed DP tables, :func:`fml_milp` solves small instances exactly.
+(or any terminal of a set) along strictly increasing times, at minimum total labelling cost. NP-hard and
+``Omega(log n)``-hard to approximate; :func:`fml_approx` (FRT tree embedding + an exact covering DP on the
+tree + projection back onto shortest paths) matches that with an expected ``O(log n)`` ratio;
+:func:`fml_approx_uncapped` runs the paper's uncapped DP; :func:`fml_biapprox` trades a ``(1+eps)^(H+1)``
+loss of coverage for bucketed DP tables; :func:`fml_milp` solves small instances exactly. Baselines:
+:func:`greedy_labeling`, :func:`closest_labeling`, :func:`alternating_labeling` (reconstructed).
 
 Example
 -------
