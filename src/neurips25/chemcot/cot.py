@@ -110,7 +110,7 @@ def lora_finetune(model, tokenizer, pairs: list[tuple[str, str]], steps: int = 2
         opt.zero_grad()
         loss.backward()
         opt.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     peft_model.eval()
     peft_model.train_losses = losses
     return peft_model

@@ -361,42 +361,45 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                                             f"failures, parse rate {llm_report.parse_rate:.2f}"))
 
     # 5. CoT LoRA ----------------------------------------------------------------------------------------------
-    if lm is None or lora_steps == 0:
-        claims[5].judge(None, {}, note=llm_note or "needs the LLM",
-                        summary="inconclusive: no LLM at this scale" if not missing else f"inconclusive: {missing}")
-    else:
-        from neurips25.chemcot.cot import edit_trace, lora_finetune
-        from neurips25.chemcot.server import TransformersResponder
-        from neurips25.pretrained import load_smollm2
+    try:
+        if lm is None or lora_steps == 0:
+            claims[5].judge(None, {}, note=llm_note or "needs the LLM",
+                            summary="inconclusive: no LLM at this scale" if not missing else f"inconclusive: {missing}")
+        else:
+            from neurips25.chemcot.cot import edit_trace, lora_finetune
+            from neurips25.chemcot.server import TransformersResponder
+            from neurips25.pretrained import load_smollm2
 
-        train = [it for it in generate_suite(source, max(lora_train // 3, 1), seed + 1000,
-                                             subtasks=("add", "delete", "sub"))]
-        held = {it.meta["source"] for it in items}
-        pairs = [(it.prompt, edit_trace(it)) for it in train if it.meta["source"] not in held and edit_trace(it)]
-        t = time.perf_counter()
-        tuned = lora_finetune(load_smollm2(), tok, pairs, steps=lora_steps, batch_size=4, lr=2e-3, seed=seed)
-        t_train = time.perf_counter() - t
-        edit_items = [it for it in llm_items if it.task == "mol_edit"]
-        responder = TransformersResponder(tuned, tok, max_batch=4, default_max_tokens=llm_max_tokens * 2)
-        url, stop = serve(responder, model_name="SmolLM2-135M-CoT-LoRA")
-        try:
-            after = evaluate(OpenAIChatClient(url, "lora", max_tokens=llm_max_tokens * 2, timeout=900, retries=0),
-                             edit_items, workers=4, jsonl=out / "smollm2_lora_http.jsonl")
-        finally:
-            stop()
-        before_pass = float(np.mean([edit_passes(r["answer"], it) for r, it in
-                                     zip([rr for rr in llm_report.records if rr["id"] in {e.id for e in edit_items}],
-                                         edit_items)]))
-        after_pass = float(np.mean([edit_passes(r["answer"], it) for r, it in zip(after.records, edit_items)]))
-        claims[5].judge(after_pass >= before_pass + 0.10, {
-            "before_pass": before_pass, "after_pass": after_pass, "n_heldout": len(edit_items),
-            "n_train_traces": len(pairs), "steps": lora_steps, "train_loss_first_last":
-            [tuned.train_losses[0], tuned.train_losses[-1]], "train_seconds": t_train,
-            "after_parse_rate": after.parse_rate},
-            note=f"one seed; {lora_steps} LoRA steps (r=8) on {len(pairs)} traces",
-            summary=(f"held-out editing pass {before_pass:.2f} -> {after_pass:.2f} after {lora_steps} LoRA steps "
-                     f"(needs +0.10; control = before, delta 0); loss {tuned.train_losses[0]:.2f} -> "
-                     f"{tuned.train_losses[-1]:.2f}"))
+            train = [it for it in generate_suite(source, max(lora_train // 3, 1), seed + 1000,
+                                                 subtasks=("add", "delete", "sub"))]
+            held = {it.meta["source"] for it in items}
+            pairs = [(it.prompt, edit_trace(it)) for it in train if it.meta["source"] not in held and edit_trace(it)]
+            t = time.perf_counter()
+            tuned = lora_finetune(load_smollm2(), tok, pairs, steps=lora_steps, batch_size=4, lr=2e-3, seed=seed)
+            t_train = time.perf_counter() - t
+            edit_items = [it for it in llm_items if it.task == "mol_edit"]
+            responder = TransformersResponder(tuned, tok, max_batch=4, default_max_tokens=llm_max_tokens * 2)
+            url, stop = serve(responder, model_name="SmolLM2-135M-CoT-LoRA")
+            try:
+                after = evaluate(OpenAIChatClient(url, "lora", max_tokens=llm_max_tokens * 2, timeout=900, retries=0),
+                                 edit_items, workers=4, jsonl=out / "smollm2_lora_http.jsonl")
+            finally:
+                stop()
+            before_rec = {r["id"]: r for r in llm_report.records}
+            before_pass = float(np.mean([edit_passes(before_rec[it.id]["answer"], it) for it in edit_items]))
+            after_pass = float(np.mean([edit_passes(r["answer"], it) for r, it in zip(after.records, edit_items)]))
+            claims[5].judge(after_pass >= before_pass + 0.10, {
+                "before_pass": before_pass, "after_pass": after_pass, "n_heldout": len(edit_items),
+                "n_train_traces": len(pairs), "steps": lora_steps, "train_loss_first_last":
+                [tuned.train_losses[0], tuned.train_losses[-1]], "train_seconds": t_train,
+                "after_parse_rate": after.parse_rate},
+                note=f"one seed; {lora_steps} LoRA steps (r=8) on {len(pairs)} traces",
+                summary=(f"held-out editing pass {before_pass:.2f} -> {after_pass:.2f} after {lora_steps} LoRA steps "
+                         f"(needs +0.10; control = before, delta 0); loss {tuned.train_losses[0]:.2f} -> "
+                         f"{tuned.train_losses[-1]:.2f}"))
+    except Exception as err:  # noqa: BLE001 - recorded as inconclusive with the reason, the rest is kept
+        claims[5].judge(None, {"error": f"{type(err).__name__}: {err}"}, note="the LoRA step failed",
+                        summary=f"inconclusive: LoRA run failed ({type(err).__name__}: {err})")
 
     _figure({k: v for k, v in reports.items()}, out)
     metrics = {name: rep.to_dict() for name, rep in reports.items()}

@@ -1,0 +1,85 @@
+"""Official metrics: hand cases, invalid answers in the denominator, winsorising, scaffold score, FTS."""
+
+import numpy as np
+import pytest
+from scipy.stats import mstats
+
+from neurips25.chemcot import Item, get_oracle
+from neurips25.chemcot.metrics import (
+    counting,
+    editing,
+    murcko,
+    optimization,
+    reaction,
+    scaffold,
+    scaffold_similarity,
+    winsorized_mean,
+    yes_no,
+)
+
+
+def _it(sub, task, ref=None, **meta):
+    return Item("x", task, sub, "", ref, meta)
+
+
+def test_counting_missing_answer_counts_as_zero():
+    items = [_it("fg_count", "mol_und", 2), _it("fg_count", "mol_und", 1), _it("fg_count", "mol_und", 3)]
+    r = counting([2, None, 1], items)
+    assert r["mae"] == pytest.approx((0 + 1 + 2) / 3) and r["exact"] == pytest.approx(1 / 3)
+    assert r["answered"] == pytest.approx(2 / 3)
+
+
+def test_editing_semantics():
+    add = _it("add", "mol_edit", source="CCC", added_group="hydroxyl")
+    assert editing(["CCC(=O)O"], [add])["pass"] == 1.0  # COOH adds a hydroxyl match
+    assert editing(["OCC(O)C"], [add])["pass"] == 0.0  # +2
+    assert editing(["C1CC(("], [add]) == {"n": 1, "pass": 0.0, "valid": 0.0}
+    sub = _it("sub", "mol_edit", source="Clc1ccccc1", added_group="hydroxyl", removed_group="halo")
+    assert editing(["Oc1ccccc1", "Oc1ccccc1Cl"], [sub, sub])["pass"] == 0.5
+
+
+def test_optimization_invalid_is_zero_delta_in_the_denominator():
+    q = get_oracle("qed")
+    src = "CCOc1ccccc1"
+    items = [_it("qed", "mol_opt", source=src) for _ in range(3)]
+    r = optimization(["CCOc1ccccc1O", "bad((", None], items)
+    d = q("CCOc1ccccc1O") - q(src)
+    assert r["n"] == 3 and r["deltas"] == pytest.approx([d, 0.0, 0.0])
+    assert r["raw_mean_delta"] == pytest.approx(d / 3) and r["valid"] == pytest.approx(1 / 3)
+    assert r["success"] == pytest.approx((d > 0) / 3)
+    ident = optimization([src, src, src], items)
+    assert ident["success"] == 0 and ident["scaffold_hard"] == 1.0 and ident["scaffold_soft"] == 1.0
+
+
+def test_best_threshold_depends_on_the_property():
+    items = [_it("solubility", "mol_opt", source="CCCCCCCC")]
+    r = optimization(["OCCCCCCCO"], items)  # a large solubility gain
+    assert r["deltas"][0] > 0.5 and r["best"] == 1.0
+
+
+def test_winsorized_mean_matches_scipy():
+    x = np.r_[np.arange(40.0), 1e6]
+    assert winsorized_mean(x) == pytest.approx(float(np.mean(mstats.winsorize(x, limits=(0.05, 0.05)))))
+    assert winsorized_mean(x) < np.mean(x) / 100
+
+
+def test_scaffold_score():
+    assert murcko("CCc1ccccc1") == "c1ccccc1" and murcko("CCO") == ""
+    assert scaffold_similarity("c1ccccc1", "c1ccccc1") == 1.0
+    s = scaffold_similarity("c1ccc(-c2ccccc2)cc1", "c1ccc(Cc2ccccc2)cc1")
+    assert 0 < s < 1
+    items = [_it("Murcko_scaffold", "mol_und", "c1ccccc1"), _it("Murcko_scaffold", "mol_und", "c1ccccc1")]
+    assert scaffold(["c1ccccc1", None], items) == {"n": 2, "score": 0.5, "exact": 0.5}
+
+
+def test_yes_no_and_reaction():
+    items = [_it("equivalence", "mol_und", "yes"), _it("equivalence", "mol_und", "no")]
+    assert yes_no(["yes", None], items)["accuracy"] == 0.5
+    r = reaction(["OC(=O)c1ccccc1", "CCO", None], [_it("fs", "rxn", "O=C(O)c1ccccc1")] * 3)
+    assert r["exact"] == pytest.approx(1 / 3) and r["valid"] == pytest.approx(2 / 3)
+    assert 1 / 3 < r["fts"] < 2 / 3  # one perfect, one partial similarity, one zero
+
+
+def test_length_mismatch_is_an_error():
+    with pytest.raises(ValueError, match="same length"):
+        counting([1], [])
