@@ -198,3 +198,13 @@ def test_bad_graphs():
         fml_approx(H, colors, 0, {"b": 3})
     with pytest.raises(ValueError, match="every node"):
         fml_approx(nx.path_graph(4), {0: "b"}, 0, {"b": 1})
+
+
+@pytest.mark.parametrize("module", ["__init__", "tree_dp", "solvers", "frt", "milp", "temporal"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module("neurips25.fml" if module == "__init__" else f"neurips25.fml.{module}")
+    res = doctest.testmod(mod, extraglobs={"nx": nx, "np": np}, optionflags=doctest.ELLIPSIS)
+    assert res.failed == 0 and res.attempted > 0

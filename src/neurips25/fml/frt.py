@@ -60,7 +60,7 @@ class FRTTree:
         while b not in up_a:
             total += self.weight[b]
             b = self.parent[b]
-        return total + up_a[b]
+        return float(total + up_a[b])
 
 
 def graph_distances(G: nx.Graph, weight: str = "weight") -> tuple[list, np.ndarray]:
