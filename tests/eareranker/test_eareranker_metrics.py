@@ -1,0 +1,54 @@
+"""Metrics against sklearn / scipy oracles and hand cases; LACC's two readings."""
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.metrics import f1_score, ndcg_score
+
+from neurips25.eareranker import AdequacyRubric, bin_accuracy, lacc, macro_f1, ndcg_at_k, spearman
+
+
+def test_ndcg_matches_sklearn():
+    rng = np.random.default_rng(0)
+    pred, true = rng.normal(size=40), rng.uniform(0, 100, 40)
+    group = np.repeat(np.arange(4), 10)
+    want = np.mean([ndcg_score(true[group == g][None], pred[group == g][None], k=5) for g in range(4)])
+    assert ndcg_at_k(pred, true, group, k=5) == pytest.approx(want)
+    assert ndcg_at_k(true, true, group) == pytest.approx(1.0)
+
+
+def test_f1_accuracy_spearman_oracles():
+    rng = np.random.default_rng(1)
+    p, t = rng.integers(0, 6, 200), rng.integers(0, 6, 200)
+    assert macro_f1(p, t, 6) == pytest.approx(f1_score(t, p, average="macro", labels=range(6)))
+    assert bin_accuracy(p, t) == pytest.approx(np.mean(p == t))
+    a, b = rng.normal(size=30), rng.normal(size=30)
+    assert spearman(a, b) == pytest.approx(stats.spearmanr(a, b).statistic)
+
+
+def test_lacc_tolerance_hand_case_and_monotone():
+    assert lacc([10, 50, 95], [12, 80, 90], k=5, mode="tolerance") == pytest.approx(2 / 3)
+    rng = np.random.default_rng(2)
+    p, t = rng.uniform(0, 100, 100), rng.uniform(0, 100, 100)
+    vals = [lacc(p, t, k, "tolerance") for k in (5, 10, 25)]
+    assert vals == sorted(vals)  # a tolerance never scores lower when widened
+
+
+def test_lacc_topk_can_fall_with_k():
+    # one query: the two best-ranked documents get their bin right, the third does not
+    r = AdequacyRubric()
+    pred, true = np.array([95.0, 80.0, 50.0]), np.array([95.0, 80.0, 10.0])
+    g = np.zeros(3, int)
+    assert lacc(pred, true, 2, "topk", group=g, rubric=r) == 1.0
+    assert lacc(pred, true, 3, "topk", group=g, rubric=r) == pytest.approx(2 / 3)
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="same length"):
+        bin_accuracy([1, 2], [1])
+    with pytest.raises(ValueError, match="`mode`"):
+        lacc([1.0], [1.0], 5, mode="bogus")
+    with pytest.raises(ValueError, match="`group`"):
+        lacc([1.0], [1.0], 5, mode="topk")
+    with pytest.raises(ValueError, match="`k`"):
+        lacc([1.0], [1.0], 0, mode="tolerance")
