@@ -161,7 +161,7 @@ def _figure(reports: dict, out: Path) -> None:
     ax.set_xticks(np.arange(len(subs)) + 0.4, subs, rotation=30, ha="right")
     ax.set_ylabel("exact / pass / accuracy / success")
     ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=7, ncol=3, loc="upper center")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title("ChemCoTBench-style suite: per-subtask scores")
     fig.tight_layout()
     (out / "figures").mkdir(parents=True, exist_ok=True)
@@ -187,6 +187,7 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     llm_max_tokens = scale.pick(smoke=32, quick=48, paper=160)
     lora_steps = scale.pick(smoke=0, quick=12, paper=150)
     lora_train = scale.pick(smoke=0, quick=24, paper=300)
+    lora_seeds = scale.pick(smoke=1, quick=1, paper=3)
     depth = scale.pick(smoke=1, quick=2, paper=2)
     rule = RuleBasedSolver(beam=2, depth=depth, max_sites=scale.pick(smoke=2, quick=3, paper=4), seed=seed)
     scale_note = (f"scale={scale}: source {source}, {n} items per subtask, seed {seed}; rule-based beam 2 "
@@ -374,29 +375,36 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                                                  subtasks=("add", "delete", "sub"))]
             held = {it.meta["source"] for it in items}
             pairs = [(it.prompt, edit_trace(it)) for it in train if it.meta["source"] not in held and edit_trace(it)]
-            t = time.perf_counter()
-            tuned = lora_finetune(load_smollm2(), tok, pairs, steps=lora_steps, batch_size=4, lr=2e-3, seed=seed)
-            t_train = time.perf_counter() - t
             edit_items = [it for it in llm_items if it.task == "mol_edit"]
-            responder = TransformersResponder(tuned, tok, max_batch=4, default_max_tokens=llm_max_tokens * 2)
-            url, stop = serve(responder, model_name="SmolLM2-135M-CoT-LoRA")
-            try:
-                after = evaluate(OpenAIChatClient(url, "lora", max_tokens=llm_max_tokens * 2, timeout=900, retries=0),
-                                 edit_items, workers=4, jsonl=out / "smollm2_lora_http.jsonl")
-            finally:
-                stop()
             before_rec = {r["id"]: r for r in llm_report.records}
             before_pass = float(np.mean([edit_passes(before_rec[it.id]["answer"], it) for it in edit_items]))
-            after_pass = float(np.mean([edit_passes(r["answer"], it) for r, it in zip(after.records, edit_items)]))
-            claims[5].judge(after_pass >= before_pass + 0.10, {
-                "before_pass": before_pass, "after_pass": after_pass, "n_heldout": len(edit_items),
-                "n_train_traces": len(pairs), "steps": lora_steps, "train_loss_first_last":
-                [tuned.train_losses[0], tuned.train_losses[-1]], "train_seconds": t_train,
-                "after_parse_rate": after.parse_rate},
-                note=f"one seed; {lora_steps} LoRA steps (r=8) on {len(pairs)} traces",
-                summary=(f"held-out editing pass {before_pass:.2f} -> {after_pass:.2f} after {lora_steps} LoRA steps "
-                         f"(needs +0.10; control = before, delta 0); loss {tuned.train_losses[0]:.2f} -> "
-                         f"{tuned.train_losses[-1]:.2f}"))
+            runs = []
+            for s_lora in range(seed, seed + lora_seeds):
+                t = time.perf_counter()
+                tuned = lora_finetune(load_smollm2(), tok, pairs, steps=lora_steps, batch_size=4, lr=2e-3,
+                                      seed=s_lora)
+                t_train = time.perf_counter() - t
+                responder = TransformersResponder(tuned, tok, max_batch=4, default_max_tokens=llm_max_tokens * 2)
+                url, stop = serve(responder, model_name="SmolLM2-135M-CoT-LoRA")
+                try:
+                    client = OpenAIChatClient(url, "lora", max_tokens=llm_max_tokens * 2, timeout=900, retries=0)
+                    after = evaluate(client, edit_items, workers=4, jsonl=out / f"smollm2_lora_s{s_lora}_http.jsonl")
+                finally:
+                    stop()
+                runs.append({"seed": s_lora, "after_pass": float(np.mean(
+                    [edit_passes(r["answer"], it) for r, it in zip(after.records, edit_items)])),
+                    "after_parse_rate": after.parse_rate, "train_seconds": t_train,
+                    "loss_first_last": [tuned.train_losses[0], tuned.train_losses[-1]]})
+            after_pass = [r["after_pass"] for r in runs]
+            claims[5].judge(min(after_pass) >= before_pass + 0.10, {
+                "before_pass": before_pass, "after_pass_per_seed": after_pass, "runs": runs,
+                "n_heldout": len(edit_items), "n_train_traces": len(pairs), "steps": lora_steps},
+                note=f"{lora_seeds} seed(s); {lora_steps} LoRA steps (r=8, lr 2e-3, batch 4) on {len(pairs)} "
+                     f"verified traces; held-out = the LLM suite's editing items",
+                summary=(f"held-out editing pass {before_pass:.2f} -> {', '.join(f'{v:.2f}' for v in after_pass)} "
+                         f"after {lora_steps} LoRA steps ({lora_seeds} seed(s); needs >= before + 0.10 on every "
+                         f"seed; control = before, delta 0); loss {runs[0]['loss_first_last'][0]:.2f} -> "
+                         f"{runs[0]['loss_first_last'][1]:.2f}"))
     except Exception as err:  # noqa: BLE001 - recorded as inconclusive with the reason, the rest is kept
         claims[5].judge(None, {"error": f"{type(err).__name__}: {err}"}, note="the LoRA step failed",
                         summary=f"inconclusive: LoRA run failed ({type(err).__name__}: {err})")
