@@ -138,7 +138,7 @@ def train_dit(dit, latents, steps, lr=5e-4, batch=32, generator=None, num_train_
         loss.backward()
         opt.step()
         cos.step()
-        hist.append(float(loss))
+        hist.append(float(loss.detach()))
     return hist
 
 
