@@ -40,6 +40,21 @@ def _check_cap(max_pulls) -> float:
     return m
 
 
+def _check_lazy(lazy) -> float:
+    v = check_real(lazy, "lazy")
+    if not 0 <= v < 1:
+        raise ValueError(f"lazy must lie in [0, 1); got {lazy!r}")
+    return v
+
+
+def _batch(lazy: float, t: np.ndarray, max_pulls: float, per: int = 1) -> np.ndarray:
+    """Pulls per decision (per arm of the decision): ``max(1, floor(lazy t))``, kept within the cap."""
+    m = np.maximum(1, np.floor(lazy * t)).astype(np.int64)
+    if np.isfinite(max_pulls):
+        m = np.minimum(m, np.maximum(1, (max_pulls - t) // per).astype(np.int64))
+    return m
+
+
 def _scalar_or_inf(value):
     if isinstance(value, float) and value == np.inf:
         return value
@@ -71,6 +86,9 @@ class UniformFixedBudget(RoundRobinPolicy):
 
     def two_arm_rounds(self):
         return float(self.per_arm(2))
+
+    def max_rounds(self, n_arms: int) -> float:
+        return float(self.per_arm(n_arms))
 
 
 class SequentialHalving(RoundRobinPolicy):
@@ -117,6 +135,9 @@ class SequentialHalving(RoundRobinPolicy):
 
     def two_arm_rounds(self):
         return float(self.boundaries(2)[-1])
+
+    def max_rounds(self, n_arms: int) -> float:
+        return float(self.boundaries(n_arms)[-1])
 
 
 class SuccessiveElimination(RoundRobinPolicy):
@@ -183,12 +204,18 @@ class _AdaptiveMixin:
 
 class LUCB(_AdaptiveMixin, RoundRobinPolicy):
     """LUCB1 at confidence ``delta``: pull the empirical best and its strongest challenger; stop when
-    the best's lower bound clears every upper bound. ``beta(u, t) = sigma sqrt(2 log(5 K t^4/(4 delta)) / u)``."""
+    the best's lower bound clears every upper bound. ``beta(u, t) = sigma sqrt(2 log(5 K t^4/(4 delta)) / u)``.
 
-    def __init__(self, delta: float = 0.1, sigma: float = 1.0, max_pulls: float = 1e6):
+    ``lazy > 0`` (K > 2 only) repeats each decision ``max(1, floor(lazy * t))`` times before the next
+    one and the stopping test (a simulation shortcut: about ``log(cap)/lazy`` decisions instead of one
+    per pull); ``lazy = 0`` (default) is the textbook algorithm.
+    """
+
+    def __init__(self, delta: float = 0.1, sigma: float = 1.0, max_pulls: float = 1e6, lazy: float = 0.0):
         self.delta = _check_delta(delta)
         self.sigma = check_positive(sigma, "sigma")
         self.max_pulls = _check_cap(max_pulls)
+        self.lazy = _check_lazy(lazy)
 
     def __repr__(self) -> str:
         return f"LUCB(delta={self.delta:g})"
@@ -218,7 +245,12 @@ class LUCB(_AdaptiveMixin, RoundRobinPolicy):
         h = np.argmax(mu, axis=1)
         ucb = ucb.copy()
         ucb[np.arange(len(h)), h] = -np.inf
-        return np.stack([h, np.argmax(ucb, axis=1)], axis=1)
+        pair = np.stack([h, np.argmax(ucb, axis=1)], axis=1)  # [R, 2]
+        m = _batch(self.lazy, t, self.max_pulls, per=2)
+        if m.max() == 1:
+            return pair
+        j = np.arange(m.max())[None, :, None]
+        return np.where(j < m[:, None, None], pair[:, None, :], -1).reshape(len(h), -1)
 
     def done(self, counts, sums, t):
         mu, lcb, ucb = self._bounds(counts, sums, t)
@@ -229,12 +261,18 @@ class LUCB(_AdaptiveMixin, RoundRobinPolicy):
 
 
 class TrackAndStop(_AdaptiveMixin, RoundRobinPolicy):
-    """Track-and-Stop (Gaussian model) at confidence ``delta`` with D-tracking and GLR stopping."""
+    """Track-and-Stop (Gaussian model) at confidence ``delta`` with D-tracking and GLR stopping.
 
-    def __init__(self, delta: float = 0.1, sigma: float = 1.0, max_pulls: float = 1e6):
+    ``lazy > 0`` (K > 2 only) keeps the optimal weights for ``m = max(1, floor(lazy * t))`` pulls,
+    shared out by the tracking deficits ``(t + m - 1) w - N``, before recomputing them and the
+    stopping test (a simulation shortcut); ``lazy = 0`` (default) decides every pull.
+    """
+
+    def __init__(self, delta: float = 0.1, sigma: float = 1.0, max_pulls: float = 1e6, lazy: float = 0.0):
         self.delta = _check_delta(delta)
         self.sigma = check_positive(sigma, "sigma")
         self.max_pulls = _check_cap(max_pulls)
+        self.lazy = _check_lazy(lazy)
 
     def __repr__(self) -> str:
         return f"TrackAndStop(delta={self.delta:g})"
@@ -260,13 +298,12 @@ class TrackAndStop(_AdaptiveMixin, RoundRobinPolicy):
         gaps = mu[np.arange(R), best][:, None] - mu
         gaps[np.arange(R), best] = np.inf
         gaps = np.maximum(gaps, 1e-12)
-        c = gaps**2 / (2 * self.sigma**2)  # g_a(x) = c_a x / (1 + x)
+        c = gaps**2 / (2 * self.sigma**2)  # g_a(x) = c_a x / (1 + x); c = inf for the best arm, so x_best = 0
         lo, hi = np.zeros(R), c.min(axis=1)
-        for _ in range(30):  # F(y) = sum_a x_a(y)^2 is increasing in y; solve F(y) = 1
+        for _ in range(26):  # F(y) = sum_a x_a(y)^2 is increasing in y; solve F(y) = 1 (to ~1e-8 relative)
             y = 0.5 * (lo + hi)
             x = y[:, None] / np.maximum(c - y[:, None], 1e-300)
-            x[np.arange(R), best] = 0.0
-            big = (x**2).sum(axis=1) > 1
+            big = np.einsum("rk,rk->r", x, x) > 1
             hi, lo = np.where(big, y, hi), np.where(big, lo, y)
         x = y[:, None] / np.maximum(c - y[:, None], 1e-300)
         x[np.arange(R), best] = 1.0
@@ -276,8 +313,21 @@ class TrackAndStop(_AdaptiveMixin, RoundRobinPolicy):
         K = counts.shape[1]
         starving = counts.min(axis=1) < np.sqrt(t) - K / 2  # forced exploration
         w = self.optimal_weights(sums / counts)
-        track = np.argmax(t[:, None] * w - counts, axis=1)
-        return np.where(starving, np.argmin(counts, axis=1), track)[:, None]
+        m = np.where(starving, 1, _batch(self.lazy, t, self.max_pulls))
+        if m.max() == 1:
+            track = np.argmax(t[:, None] * w - counts, axis=1)
+            return np.where(starving, np.argmin(counts, axis=1), track)[:, None]
+        # share m pulls by the tracking deficits; the remainder goes to the largest leftover deficit
+        deficit = np.maximum((t + m - 1)[:, None] * w - counts, 0.0)
+        alloc = np.floor(m[:, None] * deficit / np.maximum(deficit.sum(axis=1, keepdims=True), 1e-300))
+        rest = m - alloc.sum(axis=1)
+        alloc[np.arange(len(m)), np.argmax(deficit - alloc, axis=1)] += rest
+        alloc[starving] = 0
+        alloc[starving, np.argmin(counts[starving], axis=1)] = 1
+        cum = np.cumsum(alloc, axis=1)  # pull j of a row goes to the first arm whose cumulative share exceeds j
+        j = np.arange(m.max())[None, :, None]
+        arms = (j >= cum[:, None, :]).sum(axis=2)
+        return np.where(j[:, :, 0] < m[:, None], arms, -1)
 
     def done(self, counts, sums, t):
         mu = sums / counts

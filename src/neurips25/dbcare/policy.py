@@ -128,6 +128,11 @@ class DBCARE(RoundRobinPolicy):
     def two_arm_rounds(self):
         return float(self.budget(2))
 
+    def max_rounds(self, n_arms: int) -> float:
+        # the race stops at the first n >= N*(k); k only falls, so no run outlasts max_k N*(k)
+        caps = self.budget(np.arange(2, int(n_arms) + 1))
+        return float(max(1.0, np.ceil(caps.max())))
+
 
 def _checked(fn, args, shape, what: str) -> np.ndarray:
     """Call a user callable and check its output: numeric, of ``shape``, no NaN, >= 0."""

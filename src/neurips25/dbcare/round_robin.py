@@ -46,6 +46,10 @@ class RoundRobinPolicy:
         """``h(n)`` for two arms (``inf`` = never), or None when the policy has no such form."""
         return None
 
+    def max_rounds(self, n_arms: int) -> float:
+        """An upper bound on the rounds of any run (``inf`` when unknown); the engine reads no further."""
+        return np.inf
+
     def two_arm_rounds(self) -> float:
         """Rounds after which a two-arm run stops regardless of the data."""
         return np.inf

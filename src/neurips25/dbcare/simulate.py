@@ -90,41 +90,50 @@ def run_round_robin(policy: RoundRobinPolicy, table: RewardTable, jitter: np.nda
     gone_pulls = np.zeros(R)  # pulls spent on arms already eliminated
     active = np.ones(R, dtype=bool)
     rec, pulls, capped = np.full(R, -1), np.zeros(R), np.zeros(R, dtype=bool)
-    cols = np.arange(B)
+    limit = policy.max_rounds(K)  # every replication stops by this round: read no column beyond it
     n_done, c = 0, 0
     while active.any():
         ids = np.flatnonzero(active)
-        csum = sums[ids][:, :, None] + np.cumsum(table.get_block(c)[ids], axis=2)
-        n = n_done + np.arange(1, B + 1)
+        width = int(min(B, max(limit - n_done, 1)))
+        cols = np.arange(width)
+        csum = sums[ids][:, :, None] + np.cumsum(table.get_block(c)[ids][:, :, :width], axis=2)
+        n = n_done + np.arange(1, width + 1)
         raw = csum / n + jitter[ids][:, :, None]
         a, gone = alive[ids].copy(), gone_pulls[ids].copy()
         offset, done = np.zeros(len(ids), dtype=int), np.zeros(len(ids), dtype=bool)
-        while True:
-            means = np.where(a[:, :, None], raw, -np.inf)
-            el = policy.eliminate(n[None, :], means, a) & a[:, :, None]
-            st = policy.stop(n[None, :], means, a)
-            cap = (gone[:, None] + n[None, :] * a.sum(axis=1)[:, None]) >= policy.max_pulls
-            ev = (el.any(axis=1) | st | cap) & (cols[None, :] >= offset[:, None]) & ~done[:, None]
-            rows = np.flatnonzero(ev.any(axis=1))
-            if rows.size == 0:
+        cand = np.arange(len(ids))  # rows that may still have an event in this block
+        while cand.size:
+            ac = a[cand]
+            means = np.where(ac[:, :, None], raw[cand], -np.inf)
+            el = policy.eliminate(n[None, :], means, ac) & ac[:, :, None]
+            st = policy.stop(n[None, :], means, ac)
+            cap = (gone[cand][:, None] + n[None, :] * ac.sum(axis=1)[:, None]) >= policy.max_pulls
+            ev = (el.any(axis=1) | st | cap) & (cols[None, :] >= offset[cand][:, None])
+            hit = np.flatnonzero(ev.any(axis=1))
+            if hit.size == 0:
                 break
-            b = ev[rows].argmax(axis=1)
+            rows = cand[hit]
+            b = ev[hit].argmax(axis=1)
             nb = n[b]
-            e_rb = el[rows, :, b]
+            e_rb = el[hit, :, b]
             a[rows] &= ~e_rb
             gone[rows] += nb * e_rb.sum(axis=1)
             # re-check stopping on the survivors left after this round's eliminations
             mb = np.where(a[rows], raw[rows, :, b], -np.inf)[:, :, None]
             st2 = policy.stop(nb[:, None], mb, a[rows])[:, 0] | (a[rows].sum(axis=1) == 1)
-            fin = st2 | cap[rows, b]
+            fin = st2 | cap[hit, b]
             fr = rows[fin]
             done[fr] = True
             rec[ids[fr]] = np.argmax(mb[fin, :, 0], axis=1)
             pulls[ids[fr]] = gone[fr] + nb[fin] * a[fr].sum(axis=1)
             capped[ids[fr]] = ~st2[fin]
             offset[rows] = b + 1
+            # rows without an event keep their survivors, so they have none later in this block either
+            cand = rows[~fin]
         alive[ids], gone_pulls[ids], sums[ids] = a, gone, csum[:, :, -1]
         active[ids[done]] = False
+        if width < B and active.any():
+            raise RuntimeError(f"{policy!r} ran past its max_rounds({K}) = {limit}")
         n_done += B
         c += 1
         table.release_below(c)
@@ -192,10 +201,18 @@ def run_adaptive(policy, table: RewardTable, jitter: np.ndarray):
             if ids.size == 0:
                 break
         arms = policy.select(counts[ids], sums[ids], counts[ids].sum(axis=1).astype(float))
-        for j in range(arms.shape[1]):
-            arm = arms[:, j]
-            sums[ids, arm] += table.lookup(ids, arm, counts[ids, arm])
-            counts[ids, arm] += 1
+        # a decision may ask for several pulls (-1 pads rows that asked for fewer); the j-th request of
+        # an arm in a row reads its next unread reward, as if the pulls were made one by one
+        onehot = arms[:, :, None] == np.arange(K)  # [R', q, K]
+        before = np.cumsum(onehot, axis=1) - onehot
+        ok = arms >= 0
+        arm = np.where(ok, arms, 0)
+        pull = counts[ids][:, None, :] + before
+        pull = np.take_along_axis(pull, arm[:, :, None], axis=2)[:, :, 0]
+        rows = np.broadcast_to(ids[:, None], arms.shape)
+        r, a, j = rows[ok], arm[ok], pull[ok]
+        np.add.at(sums, (r, a), table.lookup(r, a, j))
+        counts[ids] += onehot.sum(axis=1)
         step += 1
         if step % 256 == 0:
             table.release_below(int(counts[active].min()) // table.block if active.any() else 0)
