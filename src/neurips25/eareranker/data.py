@@ -175,8 +175,8 @@ class AdequacySynth:
     Examples
     --------
     >>> d = AdequacySynth(n_entities=12, seed=0).generate()
-    >>> len(d.scores) == 12 * 3 * (6 + 6), bool(d.scores[d.distractor].max() <= 25)
-    (True, True)
+    >>> len(d.queries), len(d.docs), bool(d.scores[d.distractor].max() <= 25)
+    (36, 72, True)
     """
 
     def __init__(self, n_entities: int = 600, docs_per_entity: int = 6, queries_per_entity: int = 3,
