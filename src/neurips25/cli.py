@@ -132,6 +132,14 @@ def cmd_report(args) -> int:
         raise UsageError(f"RUN_DIR {args.run_dir!r} is not a directory")
     md, page = render_report(args.run_dir)
     print(f"report: {page}\n        {md}")
+    if args.readme:
+        from neurips25.repro.report import update_readme
+
+        try:
+            update_readme(args.readme, args.run_dir)
+        except (OSError, ValueError) as err:
+            raise UsageError(f"--readme: {err}") from err
+        print(f"methods table updated in {args.readme}")
     return 0
 
 
@@ -166,6 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     pp = sub.add_parser("report", help="re-render report.html / report.md of a run directory")
     pp.add_argument("run_dir", metavar="RUN_DIR")
+    pp.add_argument("--readme", default=None, metavar="README.md",
+                    help="also rewrite the methods table of this README from the run")
     pp.set_defaults(func=cmd_report)
     return p
 

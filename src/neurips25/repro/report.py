@@ -240,3 +240,41 @@ def render_report(run_dir: str | Path) -> tuple[Path, Path]:
     atomic_write_text(md, render_markdown(rd, results))
     atomic_write_text(page, render_html(rd, results))
     return md, page
+
+
+README_BEGIN, README_END = "<!-- METHODS-TABLE -->", "<!-- /METHODS-TABLE -->"
+
+
+def readme_table(results: dict[str, dict], docs: Path | None = None) -> str:
+    """The README's table of the 19 methods, filled from one run's results (planned methods get '-')."""
+    lines = ["| slug | paper (method) | plugs into | extra | headline claim | all claims | wall / CPU (s) |",
+             "|---|---|---|---|---|---|---|"]
+    for info in METHODS.values():
+        if info.slug.startswith(("fake", "ray_")):
+            continue
+        name = f"[{info.slug}](docs/{info.slug}.md)" if docs is not None and (docs / f"{info.slug}.md").is_file() \
+            else info.slug
+        res = results.get(info.slug)
+        if res is None:
+            head, claims, times = ("planned" if not info.implemented() else "not run"), "-", "-"
+        elif res.get("status") != "ok":
+            head, claims, times = "error", res.get("error") or "-", f"{_time(res.get('wall_s'))} / -"
+        else:
+            head = headline_verdict(res["claims"]).replace("_", " ")
+            claims = describe_claims(res["claims"])
+            times = f"{_time(res.get('wall_s'))} / {_time(res.get('cpu_s'))}"
+        lines.append("| " + " | ".join(_md_cell(x) for x in (
+            name, info.title, info.ecosystem, info.extra if info.extra != "core" else "-", head, claims, times)) + " |")
+    return "\n".join(lines)
+
+
+def update_readme(readme: str | Path, run_dir: str | Path) -> None:
+    """Replace the table between the README's METHODS-TABLE markers with one built from ``run_dir``."""
+    readme = Path(readme)
+    text = readme.read_text(encoding="utf-8")
+    if README_BEGIN not in text or README_END not in text:
+        raise ValueError(f"{readme} has no {README_BEGIN} ... {README_END} markers")
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    table = readme_table(RunDir(run_dir).results(), docs=readme.parent / "docs")
+    atomic_write_text(readme, f"{head}{README_BEGIN}\n{table}\n{README_END}{tail}")
