@@ -162,7 +162,15 @@ def _empirical_quantiles(proj: np.ndarray, u: np.ndarray) -> np.ndarray:
     return s[idx].T
 
 
-def _bandwidths(proj: np.ndarray, bandwidth) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_percentile(s: np.ndarray, q: float) -> np.ndarray:
+    """``np.percentile(x, q, axis=0)`` (linear method) from the column-sorted ``s`` (N, J), without a re-sort."""
+    pos = (s.shape[0] - 1) * q / 100.0
+    i = int(np.floor(pos))
+    j = min(i + 1, s.shape[0] - 1)
+    return s[i] + (pos - i) * (s[j] - s[i])
+
+
+def _bandwidths(proj: np.ndarray, bandwidth, sorted_proj: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per-column Gaussian KDE bandwidths (J,) from a rule or an absolute value, and a degenerate mask (J,).
 
     ``robust`` (default): Scott's constant on a robust scale, ``1.06 min(sd, IQR / 1.349) N^{-1/5}``, so
@@ -171,8 +179,8 @@ def _bandwidths(proj: np.ndarray, bandwidth) -> tuple[np.ndarray, np.ndarray]:
     """
     N = proj.shape[0]
     sd = proj.std(axis=0, ddof=1)
-    q75, q25 = np.percentile(proj, [75, 25], axis=0)
-    spread = np.minimum(sd, (q75 - q25) / 1.349)
+    srt = np.sort(proj, axis=0) if sorted_proj is None else sorted_proj
+    spread = np.minimum(sd, (_sorted_percentile(srt, 75) - _sorted_percentile(srt, 25)) / 1.349)
     spread = np.where(spread > 0, spread, sd)
     # a typical magnitude that far outliers do not set (the max would: 1e6 outliers -> a floor of 1)
     scale = np.maximum(np.median(np.abs(proj), axis=0), 1.0)
@@ -206,8 +214,8 @@ def _kde_quantiles(proj: np.ndarray, u: np.ndarray, bandwidth, density_floor: fl
     log-quantile density stays bounded in the tails (Petersen & Mueller 2016, Sec. 5).
     """
     N, J = proj.shape
-    h, degenerate = _bandwidths(proj, bandwidth)
     s = np.sort(proj, axis=0)
+    h, degenerate = _bandwidths(proj, bandwidth, sorted_proj=s)
     eps_lo, eps_hi = 0.5 * u[0], 1.0 - 0.5 * (1.0 - u[-1])
     core_lo = s[np.clip(int(np.floor(eps_lo * N)), 0, N - 1)]
     core_hi = s[np.clip(int(np.ceil(eps_hi * N)) - 1, 0, N - 1)]
