@@ -15,7 +15,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'neurips25[cluster]')")
 
 from neurips25.repro.executors import RayExecutor  # noqa: E402
-from neurips25.repro.registry import METHODS  # noqa: E402
+from neurips25.repro.registry import METHODS, unregister  # noqa: E402
 from neurips25.repro.runner import run_methods  # noqa: E402
 
 HERE = Path(__file__).parent
@@ -36,6 +36,8 @@ def ray_executor(tmp_path_factory):
     yield ex
     ex.shutdown()
     sys.path.remove(str(HERE))
+    for slug in FAKES:
+        unregister(slug)
 
 
 TIMING = re.compile(r"(_s|_ms|_sec|seconds|time|times|_per_s|speedup|ratio_time)$", re.I)
