@@ -373,7 +373,7 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
 
             train = [it for it in generate_suite(source, max(lora_train // 3, 1), seed + 1000,
                                                  subtasks=("add", "delete", "sub"))]
-            held = {it.meta["source"] for it in items}
+            held = {it.meta.get("source") for it in items}
             pairs = [(it.prompt, edit_trace(it)) for it in train if it.meta["source"] not in held and edit_trace(it)]
             edit_items = [it for it in llm_items if it.task == "mol_edit"]
             before_rec = {r["id"]: r for r in llm_report.records}

@@ -151,7 +151,7 @@ _FIELDS = {
     "add_group": r"Functional Group to add\s*:\s*([A-Za-z_\-]+)",
     "ring": r"Ring System\s*:\s*([^\s,]+?)(?:[,.]?\s|[,.]?$)",
     "reactants": r"Reactants\s*:\s*([^\s,]+)",
-    "reagents": r"Reagents\s*:\s*([^,\n]+?)\s*\.?$",
+    "reagents": r"Reagents\s*:\s*(.+?)\.?\s*$",
 }
 
 
