@@ -16,7 +16,9 @@ principal components and the modes of variation ``psi^{-1}(mu_hat + alpha sqrt(l
 distributions again (densities by filtered back-projection in 2-D, point clouds in any d).
 
 Reconstructed here (the paper's full text was not available): the choice of ``psi`` (pluggable:
-``"lqd"`` or ``"quantile"``), the slice density estimator, and the point-cloud inversion for d > 2;
+``"lqd"`` or ``"quantile"``; LQD's location weighted unit-free, by ``1 / mean slice variance``), the
+slice density estimator (a KDE with a robust bandwidth), the slice tails and window of the density
+route, and the point-cloud inversion for d > 2;
 they follow Sliced Wasserstein Regression (Chen, Zhou & Mueller, arXiv 2306.10601) and Petersen &
 Mueller (Ann. Statist. 2016). See ``docs/sliced_wasserstein.md``.
 
