@@ -98,7 +98,7 @@ def full_detection_report(response_probs, labels, threshold: float = 0.5) -> dic
 
 
 def select_k(token_probs: Sequence, labels, ks=range(1, 51), thresholds=(0.5, 0.6, 0.7, 0.8, 0.9)):
-    """``(k, tau)`` with the best validation macro-F1 (ties: smaller k, then smaller tau); returns (policy, f1)."""
+    """``(k, tau)`` with the best validation macro-F1 (ties: smaller tau, then smaller k); returns (policy, f1)."""
     probs = _check_probs(token_probs)
     y = _labels(labels, len(probs))
     ks, thresholds = list(ks), list(thresholds)

@@ -78,10 +78,11 @@ class StreamSession:
         ids = torch.as_tensor(prompt_ids)
         if ids.ndim == 2 and ids.shape[0] == 1:
             ids = ids[0]
-        if ids.ndim != 1 or ids.dtype not in (torch.int64, torch.int32):
-            raise ValueError(f"`prompt_ids` must be a 1-D sequence of token ids; got shape {tuple(ids.shape)}")
         if ids.numel() == 0:
             raise ValueError("`prompt_ids` is empty: the session needs at least one prompt token")
+        if ids.ndim != 1 or ids.dtype not in (torch.int64, torch.int32):
+            raise ValueError(f"`prompt_ids` must be a 1-D sequence of token ids; got shape {tuple(ids.shape)} "
+                             f"{ids.dtype}")
         self.monitor, self.policy = monitor, policy
         self.probs: list[float] = []
         self.harmful_count = 0

@@ -114,7 +114,7 @@ def train_heads(monitor, data: HiddenSet, steps: int = 300, batch_size: int = 64
         out.loss.backward()
         opt.step()
         sched.step()
-        losses.append(float(out.loss))
+        losses.append(float(out.loss.detach()))
     monitor.eval()
     return losses
 
@@ -136,7 +136,7 @@ def train_end_to_end(monitor, samples: list[Encoded], steps: int = 200, batch_si
         out.loss.backward()
         opt.step()
         sched.step()
-        losses.append(float(out.loss))
+        losses.append(float(out.loss.detach()))
     monitor.eval()
     return losses
 
