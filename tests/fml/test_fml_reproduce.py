@@ -10,3 +10,6 @@ def test_smoke_reproduction(tmp_path):
     assert len(verdicts) == 4 and "pending" not in verdicts.values()
     assert verdicts["c1_validity"] == "reproduced"  # validity cannot depend on the scale
     assert res["figures"] == ["figures/aggregation.png"]
+    kinds = {c["id"]: c["kind"] for c in res["claims"]}
+    assert [k for k, v in kinds.items() if v == "headline"] == ["c3_aggregation"]
+    assert kinds["c1_validity"] == "check" and all(c["summary"] for c in res["claims"])
