@@ -251,7 +251,7 @@ class GRPO:
                 if self.max_grad_norm:
                     torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.max_grad_norm)
                 self.opt.step()
-                obj = float(J)
+                obj = float(J.detach())
         self.policy.eval()
         t3 = time.perf_counter()
         alpha = rewards.mean(1)

@@ -187,13 +187,17 @@ def co_influence(model, groups: Sequence[Group]) -> dict:
 
 
 def first_order_check(model, train_groups: Sequence[Group], heldout_groups: Sequence[Group],
-                      step_norm: float = 1e-2) -> dict:
+                      step_norm: float = 1e-3, central: bool = False) -> dict:
     """Predicted vs measured one-step change of the held-out GRPO surrogate objective.
 
     For each informative training group q, take the step ``theta + s grad J(q) / ||grad J(q)||`` (s =
     ``step_norm``) and measure the change of each informative held-out group's clipped surrogate
     ``J(q'; theta)`` (fixed rollouts and advantages, pi_old = the current policy); the prediction is
-    ``s <grad J(q'), grad J(q)> / ||grad J(q)||``. Returns the pairs and their Pearson r.
+    ``s <grad J(q'), grad J(q)> / ||grad J(q)||``. Returns the pairs and their Pearson r. ``central=True``
+    measures ``(J(theta + step) - J(theta - step)) / 2`` instead, which cancels the second-order term.
+
+    Hugging Face Llama computes RMSNorm and RoPE in float32 even for a float64 model, so the objective is
+    float32-exact only: steps much below 1e-3 drown in rounding.
     """
     import torch
 
@@ -229,11 +233,17 @@ def first_order_check(model, train_groups: Sequence[Group], heldout_groups: Sequ
             after = [float(surrogate(h, o)) for h, o in zip(ho, olds)]
             off = 0
             for p in ps:
-                p.sub_(step[off:off + p.numel()].view_as(p))
+                p.sub_((2 if central else 1) * step[off:off + p.numel()].view_as(p))
                 off += p.numel()
+            if central:
+                before = [float(surrogate(h, o)) for h, o in zip(ho, olds)]
+                off = 0
+                for p in ps:
+                    p.add_(step[off:off + p.numel()].view_as(p))
+                    off += p.numel()
         for j in range(len(ho)):
             predicted.append(float(u[j] @ step))
-            measured.append(after[j] - base[j])
+            measured.append((after[j] - before[j]) / 2 if central else after[j] - base[j])
     pr, me = np.array(predicted), np.array(measured)
     r = float(np.corrcoef(pr, me)[0, 1]) if len(pr) > 2 and pr.std() > 0 and me.std() > 0 else float("nan")
     return {"predicted": pr, "measured": me, "pearson_r": r, "n_pairs": len(pr)}

@@ -62,8 +62,9 @@ def tiny_llama(vocab_size: int, d_model: int = 128, n_layers: int = 4, n_heads: 
         raise ValueError(f"`d_model` ({d_model}) must be divisible by `n_heads` ({n_heads})")
     ids = {}
     if tokenizer is not None:
-        ids = dict(pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-                   eos_token_id=tokenizer.eos_token_id)
+        # no pad_token_id in the config: it would make the embedding's pad row gradient-free (padding_idx),
+        # while a policy may sample <pad> mid-completion and the tied output row must then learn
+        ids = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
     cfg = LlamaConfig(vocab_size=int(vocab_size), hidden_size=int(d_model), intermediate_size=2 * int(d_model),
                       num_hidden_layers=int(n_layers), num_attention_heads=int(n_heads),
                       num_key_value_heads=int(n_heads), max_position_embeddings=int(max_len),

@@ -26,11 +26,12 @@ def encode_pairs(tokenizer, prompts: Sequence[str], completions: Sequence[str]) 
 
 def sft_train(model, tokenizer, prompts: Sequence[str], completions: Sequence[str], steps: int,
               batch_size: int = 32, lr: float = 1e-3, warmup: int = 50, seed: int = 0, desc: str = "SFT",
-              weight_decay: float = 0.01) -> list[float]:
+              weight_decay: float = 0.01, callback=None) -> list[float]:
     """Train ``model`` in place for ``steps`` AdamW steps on random mini-batches; returns the loss per step.
 
     The loss is the mean cross-entropy over completion tokens (the prompt is context only); the learning
-    rate warms up linearly over ``warmup`` steps then decays by cosine to 10 %.
+    rate warms up linearly over ``warmup`` steps then decays by cosine to 10 %. ``callback(step, model)``,
+    when given, runs after every step (in eval mode is up to the callback).
     """
     import torch
 
@@ -72,5 +73,8 @@ def sft_train(model, tokenizer, prompts: Sequence[str], completions: Sequence[st
         opt.step()
         sched.step()
         losses.append(float(loss.detach()))
+        if callback is not None:
+            callback(len(losses), model)
+            model.train()
     model.eval()
     return losses
