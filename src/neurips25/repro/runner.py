@@ -37,7 +37,7 @@ from neurips25.repro.claims import Outcome, Verdict, describe_claims, jsonable
 from neurips25.repro.context import make_context
 from neurips25.repro.executors import Executor, ProcessExecutor, SerialExecutor, Unit
 from neurips25.repro.progress import interactive
-from neurips25.repro.registry import METHODS, get_runner, threads_for
+from neurips25.repro.registry import EXTRA_MODULES, METHODS, get_runner, threads_for
 from neurips25.repro.scale import Scale
 from neurips25.repro.seeding import seed_everything
 from neurips25.repro.store import RESULT, RunDir, atomic_write_bytes, atomic_write_json, read_json
@@ -75,7 +75,7 @@ def execute_unit(slug: str, scale: str, seed: int, context: str = "local", modul
                 with contextlib.redirect_stdout(log):
                     print(f"# {slug} scale={scale_} seed={seed} started {dt.datetime.now().isoformat()}")
                     runner = get_runner(slug)
-                    with thread_cap(threads_for(slug)):
+                    with thread_cap(threads_for(slug), import_torch=_uses_torch(slug)):
                         threads_in_force = current_threads()
                         seed_everything(seed)
                         kwargs = {}
@@ -128,6 +128,15 @@ def store_unit(unit_dir: Path, payload: dict) -> None:
     for rel, data in payload["files"].items():
         atomic_write_bytes(unit_dir / rel, data)
     atomic_write_json(unit_dir / RESULT, payload["result"])
+
+
+def _uses_torch(slug: str) -> bool:
+    """Whether the method's extra brings torch: numpy-only methods do not pay torch's import (seconds).
+
+    Their cap still holds if they import torch anyway: ``OMP_NUM_THREADS`` is set before, and torch reads it
+    when it starts."""
+    info = METHODS.get(slug)
+    return info is None or "torch" in EXTRA_MODULES.get(info.extra, ("torch",))
 
 
 def _children_cpu() -> float:
