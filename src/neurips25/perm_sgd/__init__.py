@@ -17,7 +17,7 @@ Public API
 ----------
 - policies (:mod:`.orderings`): :class:`PermutationPolicy`, :class:`Incremental`, :class:`ShuffleOnce`,
   :class:`RandomReshuffling`, :class:`FlipFlop`, :class:`GraB`, :class:`PairGraB`,
-  :class:`WithReplacement`;
+  :class:`WithReplacement`; :class:`CDGraB` (:mod:`.distributed`, coordinated over data-parallel ranks);
 - numpy core (:mod:`.sgd`): :func:`permuted_sgd`, :func:`order_error`, :func:`prefix_deviation`;
 - theory (:mod:`.theory`): :func:`rate`, :func:`fit_dependence`;
 - federated (:mod:`.federated`): :class:`RegularizedParticipation`, :class:`UniformParticipation`,
@@ -39,6 +39,7 @@ Citation::
     }
 """
 
+from neurips25.perm_sgd.distributed import CDGraB
 from neurips25.perm_sgd.federated import RegularizedParticipation, UniformParticipation, fedavg
 from neurips25.perm_sgd.orderings import (
     FlipFlop,
@@ -64,6 +65,7 @@ __all__ = [
     "GraB",
     "PairGraB",
     "WithReplacement",
+    "CDGraB",
     "order_error",
     "prefix_deviation",
     "permuted_sgd",

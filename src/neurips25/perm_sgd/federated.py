@@ -15,6 +15,7 @@ independently across rounds (some clients wait many rounds, others come back at 
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -196,7 +197,7 @@ def fedavg(client_grad: Callable[[int, np.ndarray, np.random.Generator], Any], x
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (0 if name == "rounds" else 1):
             raise ValueError(f"{name} must be an int >= {0 if name == 'rounds' else 1}, got {v!r}")
     for name, v in (("lr", lr), ("server_lr", server_lr)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not v > 0:
             raise ValueError(f"{name} must be a float > 0, got {v!r}")
     _check_seed(seed, "fedavg")
     rng = np.random.default_rng(seed)

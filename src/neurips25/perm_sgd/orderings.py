@@ -26,6 +26,7 @@ training loop never copies gradients to the host.
 
 from __future__ import annotations
 
+import numbers
 import sys
 import warnings
 from typing import Any
@@ -515,7 +516,7 @@ class GraB(_Balancer):
         super().__init__(n, seed, proj_dim)
         if balance not in ("deterministic", "probabilistic"):
             raise ValueError(f"GraB: balance must be 'deterministic' or 'probabilistic', got {balance!r}")
-        if not isinstance(c, (int, float)) or isinstance(c, bool) or not c > 0:
+        if not isinstance(c, numbers.Real) or isinstance(c, bool) or not c > 0:
             raise ValueError(f"GraB: c must be a float > 0, got {c!r}")
         self.balance = balance
         self.c = float(c)

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ def _check_xy(X: Any, y: Any, owner: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_alpha(alpha: Any, owner: str) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha > 0:
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not alpha > 0:
         raise ValueError(f"{owner}: alpha must be a float > 0, got {alpha!r}")
     return float(alpha)
 

@@ -20,6 +20,7 @@ minibatches (``PermutationSampler(policy, blocks=make_blocks(N, 32))`` as ``batc
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -71,11 +72,24 @@ class PermutationSampler(Sampler):
     Each ``iter(sampler)`` (one per epoch, as ``DataLoader`` does) calls ``policy.next_epoch()``.
     The order is computed in the main process, so it works with any ``num_workers``.
 
+    Distributed (``DistributedSampler``-style): with ``num_replicas = R`` and ``rank = r`` the
+    sampler owns the fixed shard ``r, r + R, r + 2R, ...`` of the N examples (or blocks); shards of
+    different ranks never overlap and together cover every unit once. Each rank's policy orders its
+    own shard, so ``policy.n`` is the shard size. Use :class:`~neurips25.perm_sgd.distributed.CDGraB`
+    as the policy for coordinated balancing across ranks (CD-GraB, Cooper et al. 2023).
+
     Parameters
     ----------
     policy : PermutationPolicy
-        Any policy of :mod:`neurips25.perm_sgd.orderings`; ``policy.n`` is the dataset size, or the
-        number of blocks when ``blocks`` is given.
+        Any policy of :mod:`neurips25.perm_sgd.orderings`; ``policy.n`` is the number of units this
+        sampler yields per epoch (this rank's examples, or blocks when ``blocks`` is given).
+    num_replicas, rank : int, optional
+        Number of processes and this process's rank (default 1 and 0). When only ``num_replicas``
+        is omitted and ``torch.distributed`` is initialised, both come from the default group.
+    dataset : Sized, optional
+        The dataset (anything with ``len``). When given, its length N is checked against the
+        policy (``policy.n`` must equal this rank's shard size of N); without it N is taken as
+        ``policy.n * num_replicas`` (or the number of blocks).
     blocks : sequence of index arrays, optional
         Minibatch blocks (see :func:`make_blocks`). The sampler then yields one list of example
         indices per block and is used as ``DataLoader(..., batch_sampler=sampler)``.
@@ -86,35 +100,113 @@ class PermutationSampler(Sampler):
     >>> from torch.utils.data import DataLoader, TensorDataset
     >>> from neurips25.perm_sgd import FlipFlop
     >>> ds = TensorDataset(torch.arange(6.0))
-    >>> loader = DataLoader(ds, batch_size=2, sampler=PermutationSampler(FlipFlop(6, seed=0)))
+    >>> loader = DataLoader(ds, batch_size=2, sampler=PermutationSampler(FlipFlop(6, seed=0), dataset=ds))
     >>> a = torch.cat([b[0] for b in loader]); b = torch.cat([b[0] for b in loader])
     >>> bool((b == a.flip(0)).all())
     True
+    >>> s0 = PermutationSampler(FlipFlop(3, seed=0), 2, 0, dataset=range(6))
+    >>> s1 = PermutationSampler(FlipFlop(3, seed=0), 2, 1, dataset=range(6))
+    >>> sorted(list(s0) + list(s1))
+    [0, 1, 2, 3, 4, 5]
     """
 
-    def __init__(self, policy: PermutationPolicy, blocks: Sequence[Any] | None = None):
+    def __init__(self, policy: PermutationPolicy, num_replicas: int | None = None, rank: int | None = None, *,
+                 dataset: Any = None, blocks: Sequence[Any] | None = None):
         if not isinstance(policy, PermutationPolicy):
             raise TypeError("PermutationSampler: policy must be a PermutationPolicy, "
                             f"got {type(policy).__name__}")
+        if num_replicas is None and rank is None and _dist_ready():
+            num_replicas, rank = torch.distributed.get_world_size(), torch.distributed.get_rank()
+        num_replicas = 1 if num_replicas is None else num_replicas
+        rank = 0 if rank is None else rank
+        for name, v, lo in (("num_replicas", num_replicas, 1), ("rank", rank, 0)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
+                raise ValueError(f"PermutationSampler: {name} must be an int >= {lo}, got {v!r}")
+        if rank >= num_replicas:
+            raise ValueError(f"PermutationSampler: rank={rank} must be < num_replicas={num_replicas}")
         self.policy = policy
+        self.num_replicas, self.rank = int(num_replicas), int(rank)
         self.blocks = None
         if blocks is not None:
             blocks = [np.asarray(b, dtype=np.int64).reshape(-1) for b in blocks]
-            if len(blocks) != policy.n:
-                raise ValueError(f"PermutationSampler: policy.n={policy.n} must equal the number of blocks "
-                                 f"({len(blocks)}) when blocks are given")
             if any(len(b) == 0 for b in blocks):
                 raise ValueError("PermutationSampler: every block must hold at least one index")
-            self.blocks = [b.tolist() for b in blocks]
+            if dataset is not None:
+                top = max(int(b.max()) for b in blocks)
+                if top >= len(dataset) or min(int(b.min()) for b in blocks) < 0:
+                    raise ValueError(f"PermutationSampler: blocks index outside the dataset of {len(dataset)}")
+            total = len(blocks)
+        elif dataset is not None:
+            if not hasattr(dataset, "__len__"):
+                raise TypeError(f"PermutationSampler: dataset must have a length, got {type(dataset).__name__}")
+            total = len(dataset)
+        else:
+            total = policy.n * self.num_replicas
+        self.shard = np.arange(self.rank, total, self.num_replicas, dtype=np.int64)  # this rank's units
+        if len(self.shard) != policy.n:
+            what = "blocks" if blocks is not None else "dataset examples"
+            raise ValueError(f"PermutationSampler: policy.n={policy.n} but this rank (rank {self.rank} of "
+                             f"{self.num_replicas}) owns {len(self.shard)} of the {total} {what}; build the "
+                             f"policy with n={len(self.shard)}")
+        if blocks is not None:
+            self.blocks = [blocks[b].tolist() for b in self.shard]
+        self._target: int | None = None  # epoch asked for by set_epoch
+        self._epoch = -2  # policy epoch this sampler is serving
+        self._served = 0  # units yielded in that epoch (the balancer checks batches against it)
+        policy._feeder = self
 
     def __len__(self) -> int:
         return self.policy.n
 
+    def set_epoch(self, epoch: int) -> None:
+        """Make the next ``iter`` serve the policy's epoch ``epoch`` (as ``DistributedSampler.set_epoch``).
+
+        Epochs only move forward: skipped epochs are advanced through (a gradient policy then
+        falls back to a random order with a warning); an epoch already served cannot be repeated.
+        """
+        if isinstance(epoch, bool) or not isinstance(epoch, numbers.Integral) or epoch < 0:
+            raise ValueError(f"PermutationSampler.set_epoch: epoch must be an int >= 0, got {epoch!r}")
+        if epoch < self.policy.epoch or (epoch == self.policy.epoch and self.policy.position > 0):
+            raise ValueError(f"PermutationSampler.set_epoch: the policy is already at epoch {self.policy.epoch}; "
+                             f"epoch {int(epoch)} cannot be served again (orders only move forward)")
+        self._target = int(epoch)
+
+    def _advance(self) -> np.ndarray:
+        p = self.policy
+        if self._target is None:
+            return p.next_epoch()
+        while p.epoch < self._target:
+            p.next_epoch()
+        return p.order.copy()
+
     def __iter__(self) -> Iterator[Any]:
-        order = self.policy.next_epoch()
-        if self.blocks is None:
-            return iter(order.tolist())
-        return iter([self.blocks[b] for b in order])
+        order = self._advance()
+        self._target = None
+        self._epoch, self._served = self.policy.epoch, 0
+        return self._generate(order, self._epoch)
+
+    def _generate(self, order: np.ndarray, epoch: int) -> Iterator[Any]:
+        for k, u in enumerate(order.tolist()):
+            if self._epoch == epoch:
+                self._served = k + 1
+            yield self.blocks[u] if self.blocks is not None else int(self.shard[u])
+
+
+def _dist_ready() -> bool:
+    return torch.distributed.is_available() and torch.distributed.is_initialized()
+
+
+def _check_served(policy: PermutationPolicy, count: int, where: str) -> None:
+    """Refuse to guess a batch's units unless a PermutationSampler has served them in policy order."""
+    feeder = getattr(policy, "_feeder", None)
+    if (feeder is None or feeder._epoch != policy.epoch
+            or feeder._served < policy.position + count):
+        raise ValueError(
+            f"GradientBalancer.{where}: cannot tell which units this batch holds: its batches do not come "
+            f"from a PermutationSampler over this policy in the current epoch ({policy.position} observed, "
+            f"{0 if feeder is None or feeder._epoch != policy.epoch else feeder._served} served), e.g. a "
+            "shuffle=True loader or a hand-made loop. Pass the batch's policy indices explicitly "
+            f"({'index=' if where == 'step' else 'indices='}) or load with sampler=PermutationSampler(policy)")
 
 
 class GradientBalancer:
@@ -129,14 +221,18 @@ class GradientBalancer:
       and their mean is accumulated into ``.grad``, so the SGD step uses exactly the balanced
       gradients (no extra pass).
 
-    Both assume the batches arrive in the policy's order (``PermutationSampler``, no shuffling on
-    top); ``observe`` raises if they do not.
+    Without explicit indices both need the batches to come from a :class:`PermutationSampler` over
+    the same policy (they check how many units it has served); otherwise they raise instead of
+    attributing gradients to the wrong examples.
 
     Parameters
     ----------
     policy : PermutationPolicy
     model : torch.nn.Module
         Its parameters with ``requires_grad`` define the gradient vector (d entries).
+    randomness : {"error", "different", "same"}, default "error"
+        Passed to ``torch.func.vmap`` for models with random layers (Dropout): ``"different"`` draws
+        independent masks per example, as an ordinary batched forward does.
 
     Notes
     -----
@@ -145,14 +241,18 @@ class GradientBalancer:
     ``backward`` needs a model that ``torch.func`` can vmap: no batch-norm in training mode.
     """
 
-    def __init__(self, policy: PermutationPolicy, model: torch.nn.Module):
+    def __init__(self, policy: PermutationPolicy, model: torch.nn.Module, randomness: str = "error"):
         if not isinstance(policy, PermutationPolicy):
             raise TypeError("GradientBalancer: policy must be a PermutationPolicy, "
                             f"got {type(policy).__name__}")
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"GradientBalancer: model must be a torch.nn.Module, got {type(model).__name__}")
+        if randomness not in ("error", "different", "same"):
+            raise ValueError("GradientBalancer: randomness must be 'error', 'different' or 'same', "
+                             f"got {randomness!r}")
         self.policy = policy
         self.model = model
+        self.randomness = randomness
         self._named = [(k, p) for k, p in model.named_parameters() if p.requires_grad]
         if not self._named:
             raise ValueError("GradientBalancer: model has no parameter with requires_grad=True")
@@ -196,6 +296,8 @@ class GradientBalancer:
         int
             The unit that was observed.
         """
+        if index is None:
+            _check_served(self.policy, 1, "step")
         if not self.policy.uses_gradients:
             # RR, FlipFlop, ...: nothing to balance, only keep the bookkeeping in step
             idx = self.policy.expected_index() if index is None else index
@@ -206,7 +308,8 @@ class GradientBalancer:
         return int(idx)
 
     def backward(self, loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], inputs: torch.Tensor,
-                 targets: torch.Tensor, indices: Sequence[int] | None = None) -> torch.Tensor:
+                 targets: torch.Tensor, indices: Sequence[int] | None = None,
+                 reduction: str = "mean") -> torch.Tensor:
         """Per-example gradients of a minibatch, fed to the policy in order; their mean goes to ``.grad``.
 
         Parameters
@@ -217,12 +320,18 @@ class GradientBalancer:
         inputs : torch.Tensor, shape (B, ...)
         targets : torch.Tensor, shape (B, ...)
         indices : sequence of int, optional
-            The examples' indices; default the next B entries of the policy's order.
+            The examples' units in the policy (dataset indices, or shard positions under a
+            distributed sampler); default the next B entries of the policy's order, allowed only when
+            the batch comes from a :class:`PermutationSampler` over this policy.
+        reduction : {"mean", "sum"}, default "mean"
+            How ``loss_fn`` reduces the batch. ``.grad`` receives the per-example gradients' mean
+            or sum accordingly (exactly what ``loss_fn(model(x), y).backward()`` would give), and the
+            policy always receives the per-example gradients grad f_i.
 
         Returns
         -------
         torch.Tensor
-            The minibatch's mean loss (detached), shape ().
+            The minibatch's loss (detached, reduced as ``reduction``), shape ().
 
         Notes
         -----
@@ -237,19 +346,31 @@ class GradientBalancer:
         if B < 1 or targets.ndim == 0 or targets.shape[0] != B:
             raise ValueError(f"GradientBalancer.backward: inputs and targets need the same leading batch "
                              f"dimension >= 1, got {tuple(inputs.shape)} and {tuple(targets.shape)}")
+        if reduction not in ("mean", "sum"):
+            raise ValueError(f"GradientBalancer.backward: reduction must be 'mean' or 'sum', got {reduction!r}")
+        declared = getattr(loss_fn, "reduction", None)
+        if isinstance(declared, str) and declared != reduction:
+            raise ValueError(f"GradientBalancer.backward: loss_fn has reduction={declared!r} but "
+                             f"reduction={reduction!r} was passed; pass reduction={declared!r}")
         if indices is None:
+            _check_served(self.policy, B, "backward")
             pos = self.policy.position
             indices = self.policy.order[pos:pos + B]
         elif len(indices) != B:
             raise ValueError(f"GradientBalancer.backward: {len(indices)} indices for a batch of {B}")
         flat, loss = None, None
         if self._linear is not None:
-            flat, loss = self._per_example_linear(loss_fn, inputs, targets, B)
+            flat, loss = self._per_example_linear(loss_fn, inputs, targets, B, reduction)
         if flat is None:
-            flat, loss = self._per_example_vmap(loss_fn, inputs, targets, B)
+            flat, loss = self._per_example_vmap(loss_fn, inputs, targets, B, reduction)
         with torch.no_grad():
-            self.policy.observe_many(np.asarray(indices, dtype=np.int64), flat)
-            mean = flat.mean(dim=0)
+            idx = np.asarray(indices.detach().cpu() if torch.is_tensor(indices) else indices, dtype=np.int64)
+            observe_step = getattr(self.policy, "observe_step", None)
+            if observe_step is not None:  # CD-GraB: every rank's per-example gradients of this step
+                observe_step(idx, flat)
+            else:
+                self.policy.observe_many(idx, flat)
+            mean = flat.mean(dim=0) if reduction == "mean" else flat.sum(dim=0)
             offset = 0
             for _, p in self._named:
                 k = p.numel()
@@ -261,7 +382,7 @@ class GradientBalancer:
                 offset += k
         return loss.detach()
 
-    def _per_example_vmap(self, loss_fn, inputs, targets, B):
+    def _per_example_vmap(self, loss_fn, inputs, targets, B, reduction):
         from torch.func import functional_call, grad_and_value, vmap
 
         params = {k: p.detach() for k, p in self._named}
@@ -271,11 +392,21 @@ class GradientBalancer:
             out = functional_call(self.model, (p, buffers), (x.unsqueeze(0),))
             return loss_fn(out, t.unsqueeze(0))
 
-        grads, losses = vmap(grad_and_value(loss_one), in_dims=(None, 0, 0))(params, inputs, targets)
+        try:
+            grads, losses = vmap(grad_and_value(loss_one), in_dims=(None, 0, 0),
+                                 randomness=self.randomness)(params, inputs, targets)
+        except RuntimeError as err:
+            if "random" in str(err).lower() and self.randomness == "error":
+                raise RuntimeError(
+                    "GradientBalancer.backward: the model calls a random operation (e.g. Dropout) inside "
+                    "torch.func.vmap. Fix: GradientBalancer(policy, model, randomness='different') "
+                    "(independent masks per example), or model.eval() to switch the random layers off"
+                ) from err
+            raise
         flat = torch.cat([grads[k].reshape(B, -1) for k, _ in self._named], dim=1)  # (B, d)
-        return flat, losses.mean()
+        return flat, (losses.mean() if reduction == "mean" else losses.sum())
 
-    def _per_example_linear(self, loss_fn, inputs, targets, B):
+    def _per_example_linear(self, loss_fn, inputs, targets, B, reduction):
         acts: dict = {}
         calls: dict = {}
 
@@ -296,7 +427,9 @@ class GradientBalancer:
         per: dict = {}
         for m, gz in zip(mods, gouts):
             a = acts[m][0].reshape(B, -1, m.in_features)  # (B, T, in), T = 1 for plain MLPs
-            gz = (torch.zeros_like(acts[m][1]) if gz is None else gz).reshape(B, -1, m.out_features) * B
+            gz = (torch.zeros_like(acts[m][1]) if gz is None else gz).reshape(B, -1, m.out_features)
+            if reduction == "mean":
+                gz = gz * B  # dL/dz of a mean loss is (1/B) df_b/dz_b
             per[id(m.weight)] = torch.einsum("bto,bti->boi", gz, a)
             if m.bias is not None:
                 per[id(m.bias)] = gz.sum(dim=1)

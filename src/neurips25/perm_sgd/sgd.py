@@ -15,6 +15,7 @@ NeurIPS 2025; Lu, Guo & De Sa, NeurIPS 2022).
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -145,7 +146,7 @@ def permuted_sgd(grad_i: Callable[[int, np.ndarray], Any], x0: Any, n: int, epoc
     if not np.isfinite(x).all():
         raise ValueError("x0 contains NaN or inf")
     lr_of = lr if callable(lr) else (lambda q: lr)
-    if not callable(lr) and not (isinstance(lr, (int, float)) and lr > 0):
+    if not callable(lr) and not (isinstance(lr, numbers.Real) and not isinstance(lr, bool) and lr > 0):
         raise ValueError(f"lr must be a float > 0 or a callable epoch -> float, got {lr!r}")
     for q in range(epochs):
         eta = float(lr_of(q))
