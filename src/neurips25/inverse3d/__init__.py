@@ -27,7 +27,7 @@ from neurips25.inverse3d.cfd import BrinkmanSpectralNS, FlowResult, SolverDiverg
 from neurips25.inverse3d.data import DesignSpace, SolveCache, build_dataset
 from neurips25.inverse3d.diffusion import LatentDiT, ObjectiveGuidedSampler, make_scheduler, train_dit
 from neurips25.inverse3d.ffd import FFDLattice
-from neurips25.inverse3d.mesh import export_mesh, largest_component, mesh_validity, occupancy_to_mesh
+from neurips25.inverse3d.mesh import export_mesh, largest_component, mesh_validity, occupancy_to_mesh, solid_mask
 from neurips25.inverse3d.metrics import coverage, iou_matrix, novelty
 from neurips25.inverse3d.pgvae import PGVAE
 from neurips25.inverse3d.refine import TopologyPreservingRefiner
@@ -45,7 +45,7 @@ from neurips25.inverse3d.surrogate import LatentDragHead, VoxelDragCNN
 __all__ = [
     "BrinkmanSpectralNS", "FlowResult", "SolverDivergedError",
     "CarBody", "CarBodyFamily", "sphere_sdf", "box_sdf", "ellipsoid_sdf", "voxelize", "surface_points",
-    "occupancy_to_mesh", "mesh_validity", "export_mesh", "largest_component",
+    "occupancy_to_mesh", "mesh_validity", "export_mesh", "largest_component", "solid_mask",
     "PGVAE", "LatentDiT", "ObjectiveGuidedSampler", "make_scheduler", "train_dit",
     "LatentDragHead", "VoxelDragCNN", "FFDLattice", "TopologyPreservingRefiner",
     "CEMLatent", "GDLatent", "GPBOVoxelPCA", "novelty", "coverage", "iou_matrix",

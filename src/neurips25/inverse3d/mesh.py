@@ -24,6 +24,18 @@ def largest_component(occupancy, level=0.5):
     return np.where(near & ~((lab > 0) & ~keep), occ, 0.0).astype(np.float32)
 
 
+def solid_mask(occupancy, level=0.5):
+    """The design's body for the solver: cells at or above ``level`` are solid (1), the rest fluid (0).
+
+    The solver's penalisation is stiff (``dt / eta = 1e3``): any cell with occupancy above ~0.005 acts as
+    solid. Decoded or FFD-interpolated fields carry small positive tails around the body, which would
+    silently thicken a design by a cell; thresholding at the marching-cubes level puts the effective body
+    where the design's mesh is.
+    """
+    occ = np.asarray(occupancy, dtype=np.float32)
+    return (occ >= level).astype(np.float32)
+
+
 def occupancy_to_mesh(occupancy, h, level=0.5):
     """Triangle mesh of the ``level`` iso-surface of an occupancy grid (marching cubes, Lewiner).
 

@@ -83,8 +83,8 @@ class TopologyPreservingRefiner:
         x = self.lattice.inverse(self._pts, control_disp)
         g = 2 * (x - self.lattice.lo) / (self.lattice.hi - self.lattice.lo) - 1  # align_corners=True grid
         g = g.flip(-1).reshape(1, *self.crop_shape, 3)  # grid_sample wants (z, y, x) -> (W, H, D) order
-        return F.grid_sample(occ[None, None], g, mode="bilinear", align_corners=True,
-                             padding_mode="zeros")[0, 0]
+        out = F.grid_sample(occ[None, None], g, mode="bilinear", align_corners=True, padding_mode="zeros")[0, 0]
+        return out.clamp(0.0, 1.0)  # interpolation round-off may step just outside [0, 1]
 
     def refine(self, occupancy):
         """Optimise the lattice for one design (an occupancy crop of ``crop_shape``)."""

@@ -34,7 +34,7 @@ from neurips25.inverse3d.cfd import BrinkmanSpectralNS, SolverDivergedError
 from neurips25.inverse3d.data import DesignSpace, SolveCache, build_dataset
 from neurips25.inverse3d.diffusion import LatentDiT, ObjectiveGuidedSampler, make_scheduler, train_dit
 from neurips25.inverse3d.ffd import FFDLattice
-from neurips25.inverse3d.mesh import export_mesh, largest_component, mesh_validity, occupancy_to_mesh
+from neurips25.inverse3d.mesh import export_mesh, largest_component, mesh_validity, occupancy_to_mesh, solid_mask
 from neurips25.inverse3d.metrics import bootstrap_ci, coverage, novelty
 from neurips25.inverse3d.pgvae import PGVAE
 from neurips25.inverse3d.refine import TopologyPreservingRefiner
@@ -212,7 +212,9 @@ def _top(zn, head, k):
 
 
 def _diffusion(dit, head, gamma, n_pool, k, seed, infer_steps):
-    sampler = ObjectiveGuidedSampler(dit, make_scheduler("ddim"), head if gamma > 0 else None, gamma, infer_steps)
+    # guide on the standardised prediction, so gamma does not depend on the units of the drag coefficient
+    J = (lambda z: (head(z) - head.y_mean) / head.y_std) if gamma > 0 else None
+    sampler = ObjectiveGuidedSampler(dit, make_scheduler("ddim"), J, gamma, infer_steps)
     pool = sampler.sample(n_pool, generator=torch.Generator().manual_seed(seed))
     return _top(pool, head, k)
 
@@ -252,7 +254,8 @@ def _evaluate(occs, solver, space, cache):
         valid.append(bool(v.valid))
         inside.append(bool(((occ > 0) <= (space.envelope_mask > 0)).all()))
         try:
-            cdv.append(cache.solve(solver, space.embed(largest_component(occ))).cdv)
+            # the body at the marching-cubes level, for every method alike (see mesh.solid_mask)
+            cdv.append(cache.solve(solver, space.embed(solid_mask(largest_component(occ)))).cdv)
         except (SolverDivergedError, ValueError):
             cdv.append(float("nan"))
             valid[-1] = False
@@ -330,10 +333,9 @@ def _figures(designs, res, data, pressure_body, out: Path):
         c = res[name]["cdv"]
         j = int(np.nanargmin(c)) if np.isfinite(c).any() else 0
         occ = designs[name][j]
-        for row, axis, lab in ((0, 2, "side (x-z)"), (1, 1, "top (x-y)")):
+        for row, axis, lab in ((0, 1, "side (x-z)"), (1, 2, "top (x-y)")):
             ax = fig.add_subplot(2, len(names), row * len(names) + i + 1)
-            ax.imshow(occ.max(axis=axis).T if axis == 1 else occ.max(axis=1).T, origin="lower", cmap="Greys",
-                      vmin=0, vmax=1)
+            ax.imshow(occ.max(axis=axis).T, origin="lower", cmap="Greys", vmin=0, vmax=1)
             ax.set_xticks([]), ax.set_yticks([])
             if row == 0:
                 ax.set_title(f"{name}\nC_DV {c[j]:.3f}", fontsize=7)
