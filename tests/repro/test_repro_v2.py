@@ -87,7 +87,8 @@ def test_thread_caps_in_force_inside_a_reproduction_whatever_the_import_order(tm
     claim = res["claims"][0]
     assert claim["verdict"] == "reproduced", claim["measured"]
     assert claim["measured"]["child_omp"] == "1"
-    assert res["threads"]["torch"] == 1 and res["threads"]["env"]["OMP_NUM_THREADS"] == "1"
+    # torch is None at entry for a numpy-only method (not imported for it); the claim saw it capped anyway
+    assert res["threads"]["torch"] in (None, 1) and res["threads"]["env"]["OMP_NUM_THREADS"] == "1"
 
 
 def test_runner_restores_thread_settings_after_a_method(tmp_path):
