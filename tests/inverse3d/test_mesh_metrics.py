@@ -72,3 +72,10 @@ def test_novelty_and_coverage_hand_cases():
     assert nov == pytest.approx(1 - iou, rel=1e-6)
     assert coverage(np.stack([a, a]), train) == 0.5
     assert coverage(train, train) == 1.0
+
+
+def test_solid_mask_thresholds_at_the_mesh_level():
+    from neurips25.inverse3d import solid_mask
+
+    occ = np.array([[[0.0, 0.02, 0.49, 0.5, 0.9, 1.0]]], dtype=np.float32)
+    assert solid_mask(occ).tolist() == [[[0.0, 0.0, 0.0, 1.0, 1.0, 1.0]]]

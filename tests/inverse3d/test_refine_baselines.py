@@ -69,3 +69,12 @@ def test_gpbo_prefers_the_low_drag_mode():
     prop, pred = gp.propose(3)
     assert prop.shape == (3, 10, 10, 10) and 0 <= prop.min() and prop.max() <= 1
     assert (prop > 0.5).sum((1, 2, 3)).mean() < np.median((occ > 0.5).sum((1, 2, 3)))
+
+
+def test_warp_stays_in_unit_interval():
+    # regression: bilinear round-off gave 1.0000001, which the solver rejects
+    occ, lat, _ = _setup()
+    ref = TopologyPreservingRefiner(lambda o: o.sum((1, 2, 3)), lat, occ.shape, np.ones(occ.shape))
+    ctrl = 0.05 * torch.randn(*lat.shape, 3, generator=torch.Generator().manual_seed(0))
+    w = ref.warp(torch.as_tensor(occ), ctrl)
+    assert float(w.min()) >= 0.0 and float(w.max()) <= 1.0
