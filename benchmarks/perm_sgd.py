@@ -119,7 +119,7 @@ def main() -> None:
         print(f"  {'variant':36s} {'epoch ratio vs RR':>18s} {'target':>8s} {'extra state bytes':>18s}")
         for v in variants:
             ratio = np.median(v.times) / anchor
-            target = "<= 1.3" if v.kind in ("grab", "grab-blocks") else ""
+            target = {"grab": "<= 1.5" if batch > 1 else "<= 1.3", "grab-blocks": "<= 1.3"}.get(v.kind, "")
             print(f"  {v.name:36s} {ratio:18.2f} {target:>8s} {v.state_bytes():18d}")
     print(f"\nreference sizes: d = {d} -> one float32 d-vector = {4 * d} bytes; an n x d float32 buffer "
           f"(greedy herding) = {4 * n * d} bytes")

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numbers
 import sys
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -94,6 +95,56 @@ def _zero(v: Any) -> None:
         v.zero_()
     else:
         v.fill(0.0)
+
+
+_CONTROLLER = None
+
+
+def _blas_one_thread():
+    """Context capping BLAS at one thread (threadpoolctl): the balancers' small products would otherwise
+    let a multithreaded BLAS spin its threads, 20-100x slower on a busy machine."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+def _walk_block(C: Any, s: Any, sign: Callable[[float, float], bool]) -> np.ndarray:
+    """Signs eps_b of the balancing walk over the rows of C (B, d), starting from the sum s.
+
+    ``sign(dot, sq)`` gets <s_b, c_b> and ||c_b||^2 and returns True for +1. Host (numpy) states run
+    the walk row by row: O(B d) work in 2 BLAS-1 calls per row, cheaper than a Gram matrix (O(B^2 d))
+    once d is more than a few times B. Accelerator tensors use <s_b, c_b> = <s, c_b> +
+    sum_{j<b} eps_j <c_j, c_b> from one Gram matrix (two kernels, then a scalar loop). s is updated.
+    """
+    B = C.shape[0]
+    eps = np.empty(B)
+    if not _is_torch(C):
+        sq = np.einsum("ij,ij->i", C, C)
+        if not np.isfinite(sq).all():
+            raise ValueError("grads contain NaN or inf")
+        for b in range(B):
+            c = C[b]
+            plus = sign(float(s @ c), float(sq[b]))
+            eps[b] = 1.0 if plus else -1.0
+            if plus:
+                s += c
+            else:
+                s -= c
+        return eps
+    dots0, gram = C @ s, C @ C.T
+    dots0, gram = dots0.double().cpu().numpy(), gram.double().cpu().numpy()
+    if not (np.isfinite(dots0).all() and np.isfinite(gram).all()):
+        raise ValueError("grads contain NaN or inf")
+    corr = np.zeros(B)
+    for b in range(B):
+        plus = sign(float(dots0[b] + corr[b]), float(gram[b, b]))
+        eps[b] = 1.0 if plus else -1.0
+        corr += eps[b] * gram[b]
+    s += _like(eps, s) @ C
+    return eps
 
 
 def _check_n(n: Any, owner: str) -> int:
@@ -549,32 +600,29 @@ class GraB(_Balancer):
         self._place(index, front=plus)
 
     def _observe_many(self, position: int, indices: np.ndarray, G: Any) -> None:
-        G = self._prepare(G)  # (B, d) in the state's library
+        if not _is_torch(G) and self.proj_dim is not None:
+            with _blas_one_thread():
+                G = self._prepare(G)
+        else:
+            G = self._prepare(G)  # (B, d) in the state's library
         if self._s is None:
             self._s, self._acc, self._m = _zeros_like(G[0]), _zeros_like(G[0]), _zeros_like(G[0])
         self._acc += G.sum(0)
         C = G - self._m  # c_b = g_b - m_{q-1}, (B, d)
-        # <s_b, c_b> with s_b = s + sum_{j<b} eps_j c_j = <s, c_b> + sum_{j<b} eps_j <c_j, c_b>
-        dots0, gram = C @ self._s, C @ C.T
-        if _is_torch(C):
-            dots0, gram = dots0.double().cpu().numpy(), gram.double().cpu().numpy()
-        if not (np.isfinite(dots0).all() and np.isfinite(gram).all()):
-            raise ValueError(f"GraB.observe_many: grads contain NaN or inf (epoch {self.epoch})")
-        B = len(indices)
-        eps = np.empty(B)
-        corr = np.zeros(B)
-        for b in range(B):
-            dot = dots0[b] + corr[b]
+
+        def sign(dot: float, sq: float) -> bool:
             if self.balance == "deterministic":
-                plus = dot <= 0.0
-            else:
-                self._r2 = max(self._r2, float(gram[b, b]))
-                p_plus = 0.5 - dot / (2.0 * self.c * self._r2) if self._r2 > 0 else 0.5
-                plus = bool(self._rng.random() < min(1.0, max(0.0, p_plus)))
-            eps[b] = 1.0 if plus else -1.0
-            corr += eps[b] * gram[b]
-            self._place(int(indices[b]), front=plus)
-        self._s += _like(eps, self._s) @ C
+                return dot <= 0.0
+            self._r2 = max(self._r2, sq)
+            p_plus = 0.5 - dot / (2.0 * self.c * self._r2) if self._r2 > 0 else 0.5
+            return bool(self._rng.random() < min(1.0, max(0.0, p_plus)))
+
+        try:
+            eps = _walk_block(C, self._s, sign)
+        except ValueError as err:
+            raise ValueError(f"GraB.observe_many: {err} (epoch {self.epoch})") from None
+        for b in range(len(indices)):
+            self._place(int(indices[b]), front=eps[b] > 0)
 
     def _end_epoch(self, observed: int) -> None:
         if observed > 0:
@@ -653,22 +701,14 @@ class PairGraB(_Balancer):
             if self._s is None:
                 self._s, self._cache = _zeros_like(P[0]), _zeros_like(P[0])
             D = P[0::2] - P[1::2]  # d_t = g_first - g_second, (n_pairs, d)
-            # <s_t, d_t> = <s, d_t> + sum_{j<t} eps_j <d_j, d_t>: one Gram matrix, then a scalar loop
-            dots0, gram = D @ self._s, D @ D.T
-            if _is_torch(D):
-                dots0, gram = dots0.double().cpu().numpy(), gram.double().cpu().numpy()
-            if not (np.isfinite(dots0).all() and np.isfinite(gram).all()):
-                raise ValueError(f"PairGraB.observe_many: grads contain NaN or inf (epoch {self.epoch})")
-            eps = np.empty(n_pairs)
-            corr = np.zeros(n_pairs)
+            try:
+                eps = _walk_block(D, self._s, lambda dot, sq: dot <= 0.0)
+            except ValueError as err:
+                raise ValueError(f"PairGraB.observe_many: {err} (epoch {self.epoch})") from None
             for t in range(n_pairs):
-                first_front = dots0[t] + corr[t] <= 0.0
-                eps[t] = 1.0 if first_front else -1.0
-                corr += eps[t] * gram[t]
                 a, b = int(indices[start + 2 * t]), int(indices[start + 2 * t + 1])
-                self._place(a, front=first_front)
-                self._place(b, front=not first_front)
-            self._s += _like(eps, self._s) @ D
+                self._place(a, front=eps[t] > 0)
+                self._place(b, front=eps[t] <= 0)
             self._cache_index = -1
         for k in range(start + 2 * n_pairs, B):  # a trailing unit opens the next pair (or is the odd last)
             self._observe(position + k, int(indices[k]), G[k])
