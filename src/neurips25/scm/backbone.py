@@ -8,6 +8,7 @@ cache in ``cache`` / ``past_key_values`` for streaming.
 
 from __future__ import annotations
 
+import copy
 import numbers
 
 import torch
@@ -86,10 +87,15 @@ def truncate_layers(model, n_layers: int):
     if layers is None or not isinstance(n_layers, numbers.Integral) or not 1 <= n_layers <= len(layers):
         n = len(layers) if layers is not None else "?"
         raise ValueError(f"`n_layers` must be an integer in [1, {n}] for this model; got {n_layers!r}")
+    # a private config copy: loaders may share one config object between models (SmolLM2's does)
+    cfg = copy.deepcopy(base.config)
+    cfg.num_hidden_layers = int(n_layers)
+    if getattr(cfg, "layer_types", None) is not None:
+        cfg.layer_types = list(cfg.layer_types)[: int(n_layers)]
     base.layers = torch.nn.ModuleList(list(layers)[: int(n_layers)])
-    base.config.num_hidden_layers = int(n_layers)
+    base.config = cfg
     if base is not model:
-        model.config.num_hidden_layers = int(n_layers)
+        model.config = cfg
     return model
 
 

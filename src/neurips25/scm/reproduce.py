@@ -226,7 +226,7 @@ def _figure(per_seed, out: Path) -> None:
 def run(scale: Scale, seed: int, out: Path) -> Outcome:
     cfg = scale.pick(
         smoke=dict(backbone="tiny", n=300, seeds=1, alphas=(0.5,), steps=60, long_prefix=128, timing_steps=10),
-        quick=dict(backbone="smollm2", n=1400, n_layers=12, seeds=2, alphas=(0.5, 0.8), steps=250,
+        quick=dict(backbone="smollm2", n=1000, n_layers=12, seeds=2, alphas=(0.5, 0.8), steps=250,
                    long_prefix=512, timing_steps=12, live_prompts=6, max_new_tokens=32),
         paper=dict(backbone="smollm2", n=4000, n_layers=30, seeds=5, alphas=(0.25, 0.5, 0.75, 0.9), steps=600,
                    long_prefix=512, timing_steps=20, live_prompts=20, max_new_tokens=48))
@@ -296,6 +296,29 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     for s in progress(range(seed, seed + cfg["seeds"]), desc="seeds"):
         per_seed.append(train_variants(data, _split(len(data), s), cfg["alphas"], cfg["steps"], s))
 
+    # diagnosis (cheap, heads only): the headline gap against training-set size, first seed's split
+    split0 = _split(len(data), seed)
+    sweep = {}
+    for frac in (0.25, 0.5, 1.0):
+        sub = split0[0][: int(frac * len(split0[0]))]
+        row = {}
+        for name, (a, g) in {"scm": (per_seed[0]["scm"]["alpha"], 1.0), "full_detector": (0.0, 0.0)}.items():
+            torch.manual_seed(seed)
+            m_ = StreamingContentMonitor(None, hidden_size=hidden, alpha=a, gamma=g)
+            train_heads(m_, data.subset(sub), steps=cfg["steps"], seed=seed)
+            ev = _evaluate(m_, data.subset(split0[1]), data.subset(split0[2]))
+            row[name] = {"partial": ev["partial"]["macro_f1"], "complete": ev["full"]["macro_f1"],
+                         "prefix": ev["full_prefix"]["macro_f1"]}
+        sweep[f"train_{len(sub)}"] = row
+    kinds = np.array([getattr(s_, "kind", "") for s_ in samples])
+    torch.manual_seed(seed)
+    m_ = StreamingContentMonitor(None, hidden_size=hidden, alpha=per_seed[0]["scm"]["alpha"], gamma=1.0)
+    train_heads(m_, data.subset(split0[0]), steps=cfg["steps"], seed=seed)
+    pol0 = DelayKPolicy(per_seed[0]["scm"]["partial"]["k"], per_seed[0]["scm"]["partial"]["threshold"])
+    st0 = np.array([pol0.first_stop(p) for p in score_hidden(m_, data.subset(split0[2]))[0]])
+    kt = kinds[split0[2]]
+    flag_by_kind = {k: float((st0[kt == k] > 0).mean()) for k in sorted(set(kt))}
+
     # 3. headline
     def agg(name, part, key="macro_f1"):
         return _mean_ci([r[name][part][key] for r in per_seed])
@@ -336,7 +359,8 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
 
     # 5. live generation (needs the real LM)
     metrics = {"config": {k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()}, "per_seed": per_seed,
-               "streaming": st, "loss": lc}
+               "streaming": st, "loss": lc, "diagnosis_train_size_sweep": sweep,
+               "diagnosis_scm_flag_rate_by_kind": flag_by_kind}
     if cfg["backbone"] == "tiny":
         claims[4].judge(None, note="smoke scale: no pretrained LM to generate with",
                         summary="not run at smoke scale (needs SmolLM2)")
