@@ -123,3 +123,15 @@ def test_heads_learn_planted_onset():
     harmful = test.labels.numpy() == 1
     assert np.all(stops[harmful] >= test.onsets[harmful])  # never before the planted onset
     assert rep["false_alarm_rate"] == 0.0
+
+
+def test_truncate_layers_leaves_shared_config_alone(decoder):
+    """Regression (quick run 1): truncating one SmolLM2 copy changed the loader's shared config."""
+    from neurips25.scm import truncate_layers
+
+    shared = decoder.config
+    truncate_layers(decoder, 1)
+    assert shared.num_hidden_layers == 2
+    assert decoder.config.num_hidden_layers == 1 and len(decoder.layers) == 1
+    with pytest.raises(ValueError, match="`n_layers` must be an integer in"):
+        truncate_layers(decoder, 5)
