@@ -74,3 +74,51 @@ def test_bad_input():
         UniformParticipation(0, 1)
     with pytest.raises(ValueError, match="local_steps must be an int >= 1"):
         fedavg(lambda c, x, rng: x, np.zeros(1), UniformParticipation(2, 1), 1, 0, 0.1)
+
+
+def test_arrival_order_and_drop_give_the_same_balance_as_round_order():
+    updates = np.random.default_rng(0).normal(size=(6, 3))
+    a = RegularizedParticipation(6, 3, GraB(6, seed=0))
+    b = RegularizedParticipation(6, 3, GraB(6, seed=0))
+    for _ in range(2):
+        ra, rb = a.next_round(), b.next_round()
+        assert ra.tolist() == rb.tolist()
+        for c in ra:
+            a.observe(int(c), updates[c])
+        for c in rb[::-1]:  # arrival order reversed
+            b.observe(int(c), updates[c])
+    assert np.array_equal(a.policy._next, b.policy._next)
+    # a straggler: its slot is filled with the round mean, the round still closes
+    r = a.next_round()
+    a.observe(int(r[0]), updates[r[0]])
+    a.drop(int(r[1]))
+    a.observe(int(r[2]), updates[r[2]])
+    assert a.policy.position == 3
+    with pytest.raises(ValueError, match="already reported"):
+        a.observe(int(r[0]), updates[r[0]])
+    with pytest.raises(ValueError, match="not in the current round"):
+        b.next_round()
+        b.observe(int(np.setdiff1d(np.arange(6), b._round)[0]), updates[0])
+
+
+def test_round_level_balancing_lanes_and_shared_walk():
+    M, S = 8, 2
+    sched = RegularizedParticipation(M, S, seed=0, balance="round")
+    seen = []
+    G = np.random.default_rng(1).normal(size=(M, 4))
+    for _ in range(3 * sched.rounds_per_cycle):
+        r = sched.next_round()
+        assert [int(c) % S for c in r] == list(range(S))  # lane w supplies the w-th client
+        seen.append(r)
+        for c in r[::-1]:
+            sched.observe(int(c), G[c])
+    for k in range(3):  # every client once per cycle
+        cyc = np.concatenate(seen[k * 4:(k + 1) * 4])
+        assert sorted(cyc.tolist()) == list(range(M))
+    assert sched.lanes[0].epoch == 2 and sched.lanes[0].position == M // S
+    with pytest.raises(ValueError, match="divide"):
+        RegularizedParticipation(6, 4, balance="round")
+    with pytest.raises(ValueError, match="pass policy=None"):
+        RegularizedParticipation(4, 2, GraB(4), balance="round")
+    with pytest.raises(ValueError, match="balance must be"):
+        RegularizedParticipation(4, 2, balance="rounds")

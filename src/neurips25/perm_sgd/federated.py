@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from neurips25.perm_sgd.distributed import CDGraB
 from neurips25.perm_sgd.orderings import PermutationPolicy, RandomReshuffling, _check_seed
 
 __all__ = ["RegularizedParticipation", "UniformParticipation", "fedavg"]
@@ -38,8 +39,22 @@ def _check_counts(n_clients: Any, clients_per_round: Any, owner: str) -> tuple[i
 class RegularizedParticipation:
     """Client schedule in which each client participates exactly once per cycle.
 
-    Cycle c takes the order ``policy.next_epoch()`` over the M clients and cuts it into
-    consecutive rounds of S clients (the last round of a cycle is smaller when S does not divide M).
+    Two ways to order a cycle (``balance``):
+
+    - ``"sequential"`` (default): the order ``policy.next_epoch()`` over the M clients is cut into
+      consecutive rounds of S clients (the last round is smaller when S does not divide M), and the
+      policy sees the clients' updates one by one, as if each were a sequential SGD step;
+    - ``"round"`` (coordinated, CD-GraB style; Cooper et al. 2023): FedAvg averages the S clients of
+      a round at the same model, so the permuted unit is the round. The clients are split into S
+      fixed lanes (client c in lane c mod S); lane w supplies the w-th client of every round, in the
+      order of its own :class:`~neurips25.perm_sgd.distributed.CDGraB` walk, and the S lanes share
+      one balancing sum, so the signs balance the rounds' joint prefix sums. Needs S | M.
+
+    Updates may arrive in any order within a round (:meth:`observe`); a straggler is skipped with
+    :meth:`drop`. When every client of the round is observed or dropped, the round is passed to
+    the balancing policy in the round's order, a dropped client standing in with the mean of the
+    round's received updates (no information, so it does not move the balance; zeros when none
+    arrived). Starting the next round first treats the missing clients as dropped.
 
     Parameters
     ----------
@@ -48,10 +63,11 @@ class RegularizedParticipation:
     clients_per_round : int
         S, participants per round (1 <= S <= M).
     policy : PermutationPolicy, optional
-        Order of the clients in each cycle; ``policy.n`` must equal M and it must be a permutation.
-        Default: ``RandomReshuffling(n_clients, seed)``.
+        ``balance="sequential"`` only: the order of the clients in each cycle; ``policy.n`` must
+        equal M and it must be a permutation. Default: ``RandomReshuffling(n_clients, seed)``.
     seed : int or None
-        Seed of the default policy (ignored when ``policy`` is given).
+        Seed of the default policy or of the lanes' first cycle.
+    balance : {"sequential", "round"}, default "sequential"
 
     Attributes
     ----------
@@ -66,54 +82,138 @@ class RegularizedParticipation:
     >>> rounds = [sched.next_round() for _ in range(3)]
     >>> sorted(np.concatenate(rounds).tolist())
     [0, 1, 2, 3, 4, 5]
+    >>> coord = RegularizedParticipation(6, 2, seed=0, balance="round")
+    >>> r = coord.next_round(); coord.observe(int(r[1]), np.ones(3)); coord.drop(int(r[0]))
     """
 
     def __init__(self, n_clients: int, clients_per_round: int, policy: PermutationPolicy | None = None,
-                 seed: int | None = None):
+                 seed: int | None = None, balance: str = "sequential"):
         self.n_clients, self.clients_per_round = _check_counts(n_clients, clients_per_round,
                                                                "RegularizedParticipation")
-        if policy is None:
-            policy = RandomReshuffling(self.n_clients, seed=seed)
-        if not isinstance(policy, PermutationPolicy):
-            raise TypeError(f"RegularizedParticipation: policy must be a PermutationPolicy, "
-                            f"got {type(policy).__name__}")
-        if policy.n != self.n_clients:
-            raise ValueError(f"RegularizedParticipation: policy.n={policy.n} must equal "
-                             f"n_clients={self.n_clients}")
-        if not policy.is_permutation:
-            raise ValueError(f"RegularizedParticipation: {type(policy).__name__} does not return "
-                             "permutations, so clients would not participate exactly once per cycle; "
-                             "use UniformParticipation")
-        self.policy = policy
-        self.rounds_per_cycle = -(-self.n_clients // self.clients_per_round)
+        if balance not in ("sequential", "round"):
+            raise ValueError(f"RegularizedParticipation: balance must be 'sequential' or 'round', got {balance!r}")
+        self.balance = balance
+        M, S = self.n_clients, self.clients_per_round
+        self.lanes = None
+        if balance == "round":
+            if policy is not None:
+                raise ValueError("RegularizedParticipation: balance='round' builds its own CDGraB lanes; "
+                                 "pass policy=None (or balance='sequential' to use a policy)")
+            if M % S:
+                raise ValueError(f"RegularizedParticipation: balance='round' needs clients_per_round={S} to "
+                                 f"divide n_clients={M}")
+            _check_seed(seed, "RegularizedParticipation")
+            self.lanes = [CDGraB(M // S, S, w, seed=seed) for w in range(S)]
+            self.policy = None
+        else:
+            if policy is None:
+                policy = RandomReshuffling(M, seed=seed)
+            if not isinstance(policy, PermutationPolicy):
+                raise TypeError(f"RegularizedParticipation: policy must be a PermutationPolicy, "
+                                f"got {type(policy).__name__}")
+            if policy.n != M:
+                raise ValueError(f"RegularizedParticipation: policy.n={policy.n} must equal n_clients={M}")
+            if not policy.is_permutation:
+                raise ValueError(f"RegularizedParticipation: {type(policy).__name__} does not return "
+                                 "permutations, so clients would not participate exactly once per cycle; "
+                                 "use UniformParticipation")
+            self.policy = policy
+        self.rounds_per_cycle = -(-M // S)
         self.cycle = -1
         self._round_in_cycle = self.rounds_per_cycle  # forces a new cycle on the first call
         self._order = np.empty(0, dtype=np.int64)
+        self._round = np.empty(0, dtype=np.int64)
+        self._pending: dict[int, Any] = {}
+        self._dropped: set[int] = set()
+        self._round_done = True
 
     def __repr__(self) -> str:
         return (f"RegularizedParticipation(n_clients={self.n_clients}, "
-                f"clients_per_round={self.clients_per_round}, "
+                f"clients_per_round={self.clients_per_round}, balance={self.balance!r}, "
                 f"policy={self.policy!r})")
 
     @property
     def cycle_order(self) -> np.ndarray:
-        """The order of the clients in the current cycle, shape ``(M,)``."""
+        """The order of the clients in the current cycle (its rounds concatenated), shape ``(M,)``."""
         return self._order.copy()
+
+    def _lane_client(self, w: int, unit: int) -> int:
+        return int(w + self.clients_per_round * unit)
 
     def next_round(self) -> np.ndarray:
         """Client ids of the next round, shape ``(S,)`` (fewer in a cycle's last round)."""
+        if len(self._round) and not self._round_done:
+            for c in self._round.tolist():  # clients never reported count as stragglers
+                if c not in self._pending:
+                    self._dropped.add(c)
+            self._flush()
         if self._round_in_cycle >= self.rounds_per_cycle:
-            self._order = self.policy.next_epoch()
+            if self.lanes is None:
+                self._order = self.policy.next_epoch()
+            else:
+                orders = [lane.next_epoch() for lane in self.lanes]  # (S lanes) x (M / S rounds)
+                self._order = np.array([self._lane_client(w, int(orders[w][r]))
+                                        for r in range(self.rounds_per_cycle)
+                                        for w in range(self.clients_per_round)], dtype=np.int64)
             self.cycle += 1
             self._round_in_cycle = 0
         S = self.clients_per_round
-        clients = self._order[self._round_in_cycle * S:(self._round_in_cycle + 1) * S]
+        self._round = self._order[self._round_in_cycle * S:(self._round_in_cycle + 1) * S].copy()
         self._round_in_cycle += 1
-        return clients.copy()
+        self._round_done = False
+        return self._round.copy()
+
+    def _check_member(self, client: Any, where: str) -> int:
+        if isinstance(client, bool) or not isinstance(client, numbers.Integral):
+            raise TypeError(f"RegularizedParticipation.{where}: client must be an int, got {type(client).__name__}")
+        c = int(client)
+        if c not in self._round.tolist():
+            raise ValueError(f"RegularizedParticipation.{where}: client {c} is not in the current round "
+                             f"{self._round.tolist()}")
+        if c in self._pending or c in self._dropped or self._round_done:
+            raise ValueError(f"RegularizedParticipation.{where}: client {c} was already reported this round")
+        return c
 
     def observe(self, client: int, update: Any) -> None:
-        """Report a participant's pseudo-gradient (in the round's order) to the client policy."""
-        self.policy.observe(client, update)
+        """Report a participant's pseudo-gradient (any order within the round)."""
+        c = self._check_member(client, "observe")
+        u = np.asarray(update.detach().cpu() if hasattr(update, "detach") else update, dtype=np.float64)
+        if not np.isfinite(u).all():
+            raise ValueError(f"RegularizedParticipation.observe: update of client {c} contains NaN or inf")
+        self._pending[c] = u.reshape(-1)
+        self._maybe_flush()
+
+    def drop(self, client: int) -> None:
+        """Skip a straggler of the current round: its update will not come."""
+        self._dropped.add(self._check_member(client, "drop"))
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
+        if len(self._pending) + len(self._dropped) == len(self._round):
+            self._flush()
+
+    def _flush(self) -> None:
+        got = list(self._pending.values())
+        if got:
+            fill = np.mean(got, axis=0)
+        else:
+            d = (self.policy._dim if self.lanes is None else self.lanes[0]._dim)
+            fill = None if d is None else np.zeros(d)
+        rows = [self._pending.get(c, fill) for c in self._round.tolist()]
+        self._pending, self._dropped = {}, set()
+        self._round_done = True
+        if any(r is None for r in rows):
+            # no update ever seen (every client of the very first rounds dropped): nothing to balance;
+            # the balancing policies then fall back to a random order for the next cycle
+            return
+        if self.lanes is None:
+            for c, r in zip(self._round.tolist(), rows):
+                self.policy.observe(c, r)
+        else:
+            G = np.stack(rows)[:, None, :]  # (S lanes, 1, d)
+            S = self.clients_per_round
+            for w, lane in enumerate(self.lanes):
+                lane.observe_all([int(self._round[w]) // S], G)
 
 
 class UniformParticipation:
@@ -146,6 +246,9 @@ class UniformParticipation:
         return self._rng.choice(self.n_clients, size=self.clients_per_round, replace=False)
 
     def observe(self, client: int, update: Any) -> None:
+        """Uniform sampling does not use the updates."""
+
+    def drop(self, client: int) -> None:
         """Uniform sampling does not use the updates."""
 
 
