@@ -271,10 +271,11 @@ class AdequacySynth:
         return " ".join(words), {"stated": stated, "cited": plan["cited"], "structure": structure}
 
     def make_document(self, n_words: int, seed: int = 0, kind: str = "person") -> str:
-        """One document of about ``n_words`` words about a fresh entity (used to time scoring vs length)."""
+        """One document of exactly ``n_words`` words about a fresh entity (times scoring vs length; no label)."""
         rng = np.random.default_rng(seed)
         ent = self._entity(kind, rng)
-        return self._render(ent, self._facts(ent, rng, 0.8), positive_int(n_words, "n_words"), rng)[0]
+        n = positive_int(n_words, "n_words")
+        return " ".join(self._render(ent, self._facts(ent, rng, 0.8), n, rng)[0].split()[:n])  # exactly n words
 
     # --- ground truth -----------------------------------------------------------------------------------------
     @staticmethod
