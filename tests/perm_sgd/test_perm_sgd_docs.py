@@ -4,10 +4,10 @@ import doctest
 
 import pytest
 
-from neurips25.perm_sgd import federated, orderings, problems, sgd, theory
+from neurips25.perm_sgd import distributed, federated, orderings, problems, sgd, theory
 
 
-@pytest.mark.parametrize("module", [orderings, sgd, theory, federated, problems])
+@pytest.mark.parametrize("module", [orderings, sgd, theory, federated, problems, distributed])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
