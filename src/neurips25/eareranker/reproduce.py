@@ -95,13 +95,16 @@ def _encoder(cfg: Config):
     return HashedBowEncoder(384) if cfg.encoder == "hash" else MiniLMEncoder(max_seq_length=cfg.max_seq_length)
 
 
-def _evaluate(score, bins, data, te, n_bins) -> dict:
+def _evaluate(score, bins, data, te, n_bins, score_0_100=None) -> dict:
+    """Test metrics; ``score`` ranks, ``score_0_100`` (default ``score``) is compared with the true score."""
     t, g = data.scores[te], data.pair_query[te]
+    s100 = score if score_0_100 is None else score_0_100
     return {"bin_accuracy": M.bin_accuracy(bins, data.bins[te]), "macro_f1": M.macro_f1(bins, data.bins[te], n_bins),
             "per_bin_f1": M.per_bin_f1(bins, data.bins[te], n_bins).tolist(), "ndcg@10": M.ndcg_at_k(score, t, g, 10),
             "spearman": M.spearman(score, t),
-            "lacc": {f"{mode}@{k}": M.lacc(score, t, k, mode, group=g, pred_bins=bins, true_bins=data.bins[te])
-                     for mode in ("topk", "tolerance") for k in (5, 10, 25)}}
+            "lacc": {**{f"topk@{k}": M.lacc(score, t, k, "topk", group=g, pred_bins=bins, true_bins=data.bins[te])
+                        for k in (5, 10, 25)},
+                     **{f"tolerance@{k}": M.lacc(s100, t, k, "tolerance") for k in (5, 10, 25)}}}
 
 
 def _mlp_hidden(n_params: int, d: int, n_bins: int) -> int:
@@ -264,7 +267,8 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     t_train = time.time() - t_train
     cos = CosineBaseline(rubric).fit(Q[tr], X[tr], s_tr)
     cos_score_raw = CosineBaseline.cosine(Q[te], X[te])
-    runs["cosine"] = _evaluate(cos_score_raw, cos.predict_bin(Q[te], X[te]), data, te, n_bins)
+    runs["cosine"] = _evaluate(cos_score_raw, cos.predict_bin(Q[te], X[te]), data, te, n_bins,
+                               score_0_100=cos.predict_score(Q[te], X[te]))
 
     def mean_of(prefix, field, n):
         return float(np.mean([runs[f"{prefix}/s{seed + i}"][field] for i in range(n)]))
