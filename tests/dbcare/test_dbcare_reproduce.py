@@ -18,5 +18,6 @@ def test_smoke_reproduction(tmp_path):
     # controls fail their criteria: guessing breaks the minimax SR bound, succ. elimination over-samples
     sr = by_id["c3a_sr_minimax"]["measured"]["0.0001"]
     assert sr["guess"] > sr["bound"]
-    assert all(v["control_pulls_over_K_Nstar"] > 3 for v in by_id["c4_hopeless"]["measured"].values())
+    assert all(v["control_risk_over_guess"] > 1.2 or v["control_pulls_over_K_Nstar"] > 3
+               for v in by_id["c4_hopeless"]["measured"].values())
     assert res["figures"] == ["figures/risk_vs_gap.png"]
