@@ -19,6 +19,7 @@ __all__ = [
     "hv",
     "igd",
     "spread",
+    "deb_spread",
     "spacing",
     "mean_pairwise_distance",
     "hv_percentile",
@@ -124,6 +125,24 @@ def spread(F: np.ndarray, extremes: np.ndarray | None = None) -> float:
         d_ext = float(np.sqrt(((ext[:, None, :] - F[None, :, :]) ** 2).sum(-1)).min(axis=1).sum())
     denom = d_ext + len(F) * dbar
     return float((d_ext + np.abs(d - dbar).sum()) / denom) if denom > 0 else 0.0
+
+
+def deb_spread(F: np.ndarray) -> float:
+    """Deb's spread Delta for two objectives on the whole sample set (NSGA-II paper, 2002); lower is better.
+
+    The points are sorted by f1 and ``d_i`` are the n - 1 consecutive Euclidean gaps;
+    ``Delta = sum_i |d_i - mean(d)| / ((n - 1) mean(d))``. The extreme-point terms d_f, d_l are 0 here
+    (the set's own extremes; no true front is assumed), which is how the review describes the official
+    ``utils.spread`` applied to all 256 generated designs (reconstructed, not checked line by line).
+    Needs two objectives and at least 3 points; returns nan otherwise.
+    """
+    F = check_objectives(F, "F", min_rows=0)
+    if F.shape[1] != 2 or len(F) < 3:
+        return float("nan")
+    G = F[np.argsort(F[:, 0], kind="stable")]
+    d = np.sqrt(((G[1:] - G[:-1]) ** 2).sum(-1))
+    dbar = d.mean()
+    return float(np.abs(d - dbar).sum() / (len(d) * dbar)) if dbar > 0 else 0.0
 
 
 def spacing(F: np.ndarray) -> float:
