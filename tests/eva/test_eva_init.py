@@ -180,3 +180,16 @@ def test_bad_inputs(base):
             eva_init(pm, data, tau=tau)
     with pytest.raises(TypeError, match="must be a PEFT model"):
         load_eva_state_dict(copy.deepcopy(base), {})
+
+
+def test_non_finite_state_and_activations_rejected(base):
+    pm = _lora(base)
+    state, _ = eva_state_dict(pm, _batches(), rho=1.0, tau=0.5, progress=False)
+    name = next(iter(state))
+    with pytest.raises(ValueError, match="non-finite"):
+        load_eva_state_dict(pm, {**state, name: torch.full_like(state[name], float("nan"))})
+    broken = copy.deepcopy(base)
+    with torch.no_grad():
+        broken.embeddings.word_embeddings.weight.fill_(float("nan"))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        eva_state_dict(_lora(broken), _batches(), rho=1.0, progress=False)

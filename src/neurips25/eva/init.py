@@ -260,6 +260,9 @@ def eva_state_dict(
                     x = inputs[r]
                     if x.shape[0] < max_comp[r]:
                         continue  # too few unmasked tokens in this batch for k components
+                    if not torch.isfinite(x).all():
+                        raise ValueError(f"layer {r}: its input activations contain NaN or inf (check the "
+                                         "model's weights and the batch); EVA needs finite activations")
                     prev = pcas[r].components_
                     pcas[r].partial_fit(x)
                     if prev is not None:
@@ -363,6 +366,9 @@ def load_eva_state_dict(
     missing = [n for n in state if n not in all_layers]
     if missing:
         raise ValueError(f"`state` names layers that are not LoRA layers of `model`: {missing[:3]}")
+    bad = [n for n, a in state.items() if not torch.is_tensor(a) or not torch.isfinite(a).all()]
+    if bad:
+        raise ValueError(f"`state` holds non-finite (or non-tensor) A matrices for {bad[:3]}")
     config = model.peft_config[adapter_name]
     r_ref = rank if rank is not None else config.r
     eva_config = copy.copy(config)
