@@ -316,7 +316,7 @@ def run_seed(seed, cfg, data, solver, space, cache, log):
 
 
 def _sim(r):
-    """Mean Sim-Drag; an invalid design (nan) counts as the worst training drag would not be fair, so nan -> inf."""
+    """Mean Sim-Drag of a method; any design without a drag (empty or diverged) makes it inf (fails every test)."""
     c = r["cdv"]
     return float(np.mean(c)) if np.all(np.isfinite(c)) else float("inf")
 
