@@ -31,3 +31,28 @@ def test_smollm2_path_is_the_wheels_gguf():
     assert p.suffix == ".gguf" and p.stat().st_size > 50e6
     with open(p, "rb") as fh:
         assert fh.read(4) == b"GGUF"
+
+
+def test_fresh_copies_equal_the_source_model_buffers_included():
+    """The copy a loader hands out computes what the source model computes (RoPE buffers included), and
+    training one copy leaves the next untouched."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from neurips25.pretrained.smollm2 import build_from_state
+
+    cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True)
+    torch.manual_seed(0)
+    src = transformers.LlamaForCausalLM(cfg).eval()
+    state = {k: v.detach().clone() for k, v in src.state_dict().items()}
+    a, b = build_from_state(cfg, state), build_from_state(cfg, state)
+    ids = torch.randint(0, 64, (2, 12))
+    with torch.no_grad():
+        ref = src(ids).logits
+        assert torch.allclose(a(ids).logits, ref, atol=1e-5)
+        assert torch.equal(a.model.rotary_emb.inv_freq, src.model.rotary_emb.inv_freq)
+        a.model.embed_tokens.weight.add_(1.0)
+        assert torch.allclose(b(ids).logits, ref, atol=1e-5)
+    gen_src = src.generate(ids[:1, :4], max_new_tokens=6, do_sample=False)
+    gen_b = b.generate(ids[:1, :4], max_new_tokens=6, do_sample=False)
+    assert torch.equal(gen_src, gen_b)

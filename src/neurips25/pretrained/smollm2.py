@@ -71,14 +71,25 @@ def load_smollm2(path: str | os.PathLike | None = None, dtype=None):
         Cast the weights (default float32, as dequantised).
     """
     torch = require("torch", "lm")
-    transformers = require("transformers", "lm")
     p = _check_path(path)
-    config, state = _read(p)
     if dtype is not None and not isinstance(dtype, torch.dtype):
         raise TypeError(f"dtype must be a torch.dtype; got {dtype!r}")
-    with torch.device("meta"):
-        model = transformers.AutoModelForCausalLM.from_config(config)
-    model = model.to_empty(device="cpu")
+    config, state = _read(p)
+    model = build_from_state(config, state)
+    if dtype is not None:
+        model = model.to(dtype)
+    return model
+
+
+def build_from_state(config, state: dict):
+    """A fresh causal LM of ``config`` holding ``state`` (copied), in eval mode.
+
+    Built on the CPU, not on the meta device: non-persistent buffers (RoPE's ``inv_freq``) are not in the
+    state dict, and a meta-device model moved with ``to_empty()`` keeps them uninitialised (a bug caught
+    here: every generation then degenerated into end-of-text tokens).
+    """
+    transformers = require("transformers", "lm")
+    model = transformers.AutoModelForCausalLM.from_config(config)
     missing, unexpected = model.load_state_dict(state, strict=False)
     tied = {"lm_head.weight"} if getattr(config, "tie_word_embeddings", False) else set()
     if set(missing) - tied or unexpected:
@@ -86,8 +97,6 @@ def load_smollm2(path: str | os.PathLike | None = None, dtype=None):
     if tied:
         model.tie_weights()
     model.eval()
-    if dtype is not None:
-        model = model.to(dtype)
     return model
 
 
