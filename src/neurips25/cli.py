@@ -172,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--force", action="store_true", help="re-run methods already finished in --out")
     pr.set_defaults(func=cmd_reproduce)
 
+    for name, (_, text) in DELEGATED.items():
+        sub.add_parser(name, help=text, add_help=False)
     pp = sub.add_parser("report", help="re-render report.html / report.md of a run directory")
     pp.add_argument("run_dir", metavar="RUN_DIR")
     pp.add_argument("--readme", default=None, metavar="README.md",
@@ -180,7 +182,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: subcommands owned by a method's own command module (their arguments are parsed there)
+DELEGATED = {
+    "serve-llm": ("neurips25.chemcot.commands", "OpenAI-compatible server for a local causal LM (chemcot)"),
+    "chemcot-eval": ("neurips25.chemcot.commands", "score an OpenAI-compatible endpoint on a ChemCoTBench suite"),
+    "chemcot-suite": ("neurips25.chemcot.commands", "write an offline ChemCoTBench-style suite"),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DELEGATED:
+        import importlib
+
+        return int(importlib.import_module(DELEGATED[argv[0]][0]).main(argv) or 0)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

