@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import json
+import numbers
 import re
 from typing import Any
 
@@ -111,7 +112,7 @@ def _coerce(value: Any, kind: str) -> Any:
     if kind == "int":
         if isinstance(value, bool):
             return None
-        if isinstance(value, (int, float)):
+        if isinstance(value, numbers.Real):
             return int(round(value)) if value == value else None
         m = re.search(r"-?\d+", str(value))
         return int(m.group()) if m else None

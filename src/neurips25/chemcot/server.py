@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import numbers
 import queue
 import re
 import threading
@@ -48,7 +49,7 @@ class Noise:
     def __post_init__(self):
         for nm in ("think", "fence", "invalid"):
             v = getattr(self, nm)
-            if not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            if not isinstance(v, numbers.Real) or not 0 <= v <= 1:
                 raise ValueError(f"`{nm}` must be a probability in [0, 1]; got {v!r}")
 
     def draws(self, prompt: str) -> np.ndarray:

@@ -11,6 +11,7 @@ level ever tabulates more than ``|R_l|^arity`` entries instead of ``10^n`` for t
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 
 import numpy as np
@@ -154,7 +155,7 @@ class ProgramTree(nn.Module):
                 raise ValueError(f"`{name}` must be >= {lo}; got {v}")
         if output not in ("value", "onehot"):
             raise ValueError(f"`output` must be 'value' or 'onehot'; got {output!r}")
-        if not (sigma == "auto" or (isinstance(sigma, (int, float)) and sigma > 0)):
+        if not (sigma == "auto" or (isinstance(sigma, numbers.Real) and sigma > 0)):
             raise ValueError(f"`sigma` must be 'auto' or a positive number; got {sigma!r}")
         if rebin not in ("official", "moments"):
             raise ValueError(f"`rebin` must be 'official' or 'moments'; got {rebin!r}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import numbers
 import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -75,9 +76,9 @@ def _check_positive_int(value, name: str) -> None:
 def _validate(rank, rho, tau, max_batches) -> None:
     if rank is not None:
         _check_positive_int(rank, "rank")
-    if not isinstance(rho, (int, float)) or not rho >= 1:
+    if not isinstance(rho, numbers.Real) or not rho >= 1:
         raise ValueError(f"`rho` must be a number >= 1, got {rho!r}")
-    if not isinstance(tau, (int, float)) or not 0 < tau <= 1:
+    if not isinstance(tau, numbers.Real) or not 0 < tau <= 1:
         raise ValueError(f"`tau` must be in (0, 1], got {tau!r}")
     if max_batches is not None:
         _check_positive_int(max_batches, "max_batches")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 
 import torch
 import torch.nn.functional as F
@@ -76,7 +77,7 @@ def _check_batch(x: Tensor, adj: Tensor, y: Tensor, mask: Tensor | None, owner: 
 
 
 def _check_frac(budget_frac: float, owner: str) -> None:
-    if not isinstance(budget_frac, (int, float)) or not 0 <= budget_frac <= 1:
+    if not isinstance(budget_frac, numbers.Real) or not 0 <= budget_frac <= 1:
         raise ValueError(f"{owner}: `budget_frac` must be in [0, 1], got {budget_frac!r}")
 
 

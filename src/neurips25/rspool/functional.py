@@ -21,6 +21,8 @@ The kernel has a hand-written backward (:class:`_RSPoolDense`) that writes ``dL/
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
@@ -32,9 +34,9 @@ def check_pool_args(num_iterations: int, alpha: float, eps: float, owner: str) -
     """Validate RS-Pool's hyper-parameters, naming ``owner`` in the message."""
     if isinstance(num_iterations, bool) or not isinstance(num_iterations, int) or num_iterations < 0:
         raise ValueError(f"{owner}: `num_iterations` must be an int >= 0, got {num_iterations!r}")
-    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not alpha > 0 or alpha != alpha:
+    if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool) or not alpha > 0 or alpha != alpha:
         raise ValueError(f"{owner}: `alpha` must be a float > 0, got {alpha!r}")
-    if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not eps > 0:
+    if not isinstance(eps, numbers.Real) or isinstance(eps, bool) or not eps > 0:
         raise ValueError(f"{owner}: `eps` must be a float > 0, got {eps!r}")
 
 
