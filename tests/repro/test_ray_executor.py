@@ -5,6 +5,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -116,3 +117,85 @@ def test_several_seeds_on_ray_match_local_and_are_combined(tmp_path, ray_executo
     assert c["spread"]["x"]["n"] == 3
     for s in (0, 1, 2):
         assert (tmp_path / "r" / "ray_quick" / f"seed-{s}" / "result.json").is_file()
+
+
+# A plugin module of fake methods and a driver that runs the CLI with it, both written by the test: Ray's
+# workers import the module from PYTHONPATH, as they would a user's plugin.
+KILL_FAKES = '''
+import os, time
+from pathlib import Path
+from neurips25.repro import Claim, register
+
+STATE = Path(os.environ["KILL_STATE"])
+
+@register("rk_first", title="finishes before the driver is killed")
+def run_first(scale, seed, out):
+    with (STATE / "first_runs").open("a") as f:
+        f.write("x")
+    return [Claim("c1", "ok", "any", kind="headline").judge(True, {"seed": seed}, summary="ok")]
+
+@register("rk_slow", title="still running when the driver is killed")
+def run_slow(scale, seed, out):
+    if os.environ.get("KILL_HANG"):
+        (STATE / "slow_started").touch()
+        time.sleep(300)
+    return [Claim("c1", "ok", "any", kind="headline").judge(True, {"seed": seed}, summary="ok")]
+
+@register("rk_last", title="queued behind the others")
+def run_last(scale, seed, out):
+    return [Claim("c1", "ok", "any", kind="check").judge(True, {"seed": seed}, summary="ok")]
+'''
+DRIVER = '''
+import sys
+import killfakes  # noqa: F401  (registers the plugin methods)
+from neurips25.cli import main
+sys.exit(main(sys.argv[1:]))
+'''
+
+
+def _driver(tmp_path, out, hang):
+    (tmp_path / "killfakes.py").write_text(KILL_FAKES)
+    (tmp_path / "driver.py").write_text(DRIVER)
+    state = tmp_path / "state"
+    state.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k != "KILL_HANG"}
+    env.update({"KILL_STATE": str(state), "PYTHONPATH": os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")]),
+                **({"KILL_HANG": "1"} if hang else {})})
+    cmd = [sys.executable, str(tmp_path / "driver.py"), "reproduce", "rk_first", "rk_slow", "rk_last",
+           "--scale", "smoke", "--executor", "ray", "--jobs", "2", "--out", str(out)]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def test_driver_killed_mid_run_then_rerun_finishes_only_what_is_missing(tmp_path):
+    out = tmp_path / "run"
+    proc = _driver(tmp_path, out, hang=True)
+    first = out / "rk_first" / "result.json"
+    deadline = time.time() + 180
+    try:
+        while not (first.is_file() and (tmp_path / "state" / "slow_started").exists()):
+            assert proc.poll() is None, proc.stdout.read()
+            assert time.time() < deadline, "the driver never got rk_first done and rk_slow started"
+            time.sleep(0.2)
+        os.kill(proc.pid, signal.SIGKILL)  # the driver alone dies, as on a crash
+        proc.wait(timeout=30)
+    finally:
+        try:  # then the local Ray instance it started (same session), so no worker sleeps on
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert not (out / "rk_slow" / "result.json").exists()
+    finished = {slug: (out / slug / "result.json") for slug in ("rk_first", "rk_last")}
+    finished = {slug: (p.read_bytes(), p.stat().st_mtime_ns) for slug, p in finished.items() if p.is_file()}
+    assert "rk_first" in finished
+
+    rerun = _driver(tmp_path, out, hang=False)
+    text, _ = rerun.communicate(timeout=240)
+    assert rerun.returncode == 0, text
+    for slug, (data, mtime) in finished.items():  # what finished before the kill is skipped, untouched
+        p = out / slug / "result.json"
+        assert f"{slug}: already finished" in text and p.read_bytes() == data and p.stat().st_mtime_ns == mtime
+    assert (tmp_path / "state" / "first_runs").read_text() == "x"  # ran once in all
+    for slug in ("rk_slow", "rk_last"):
+        res = json.loads((out / slug / "result.json").read_text())
+        assert res["status"] == "ok" and res["executor"] == "ray", res

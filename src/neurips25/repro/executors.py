@@ -98,6 +98,9 @@ class RayExecutor:
         is recorded in the result like any local crash).
     runtime_env : dict, optional
         Passed to ``ray.init`` (e.g. ``{"env_vars": {...}}``).
+    modules : dict, optional
+        For methods outside the built-in ones (plugins), the module a worker imports to register them;
+        default: the module the method registered from (it must be importable on the workers).
     """
 
     kind = "ray"
@@ -131,6 +134,16 @@ class RayExecutor:
             self.ray.shutdown()
             self._started_here = False
 
+    def _module(self, slug: str) -> str | None:
+        """The module a worker imports to find a plugin method: given in ``modules``, else where it registered."""
+        if slug in self.modules:
+            return self.modules[slug]
+        from neurips25.repro.registry import METHODS
+
+        info = METHODS.get(slug)
+        module = getattr(info, "module", None)
+        return module if module not in (None, "__main__") else None
+
     def run(self, fn, units):
         ray = self.ray
         self._init()
@@ -140,7 +153,7 @@ class RayExecutor:
             res = RESOURCES.get(unit[0], Resources())
             ref = remote.options(num_cpus=res.cpus, memory=int(res.memory_gb * 2**30), num_gpus=res.gpus,
                                  max_retries=self.max_retries, retry_exceptions=False).remote(
-                *unit, context="ray", module=self.modules.get(unit[0]))
+                *unit, context="ray", module=self._module(unit[0]))
             pending[ref] = unit
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
