@@ -14,6 +14,7 @@ from neurips25.rank_bounds.bounds import (
     LayerSpectrum,
     bartlett_spectral_bound,
     exact_rank_dudley_bound,
+    full_rank_dudley_bound,
     golowich_frobenius_bound,
     neyshabur_pacbayes_bound,
     param_count_bound,
@@ -30,12 +31,14 @@ __all__ = ["GeneralizationReport", "layer_spectra", "margins", "path_norm", "BOU
 BOUND_NAMES = (
     "schatten",
     "exact_rank",
+    "full_rank",
     "param_covering",
     "param_vc",
     "bartlett_spectral",
     "neyshabur_pacbayes",
     "golowich_frobenius",
     "path_norm",
+    "path_norm_l1",
 )
 
 
@@ -96,18 +99,21 @@ def margins(logits, y) -> np.ndarray:
     return correct - other.max(axis=1)
 
 
-def path_norm(layers: list[LayerInfo]) -> float:
-    """l2 path norm: forward an all-ones input through squared weights and biases, sum, square root.
+def path_norm(layers: list[LayerInfo], p: int = 2) -> float:
+    """l_p path norm ``phi_p = (sum over input-output paths of prod |w|^p)^(1/p)``, p in {1, 2}.
 
-    Pass-through modules recorded after each layer (pooling, flatten) are applied too; elementwise
-    activations are the identity on the non-negative values that flow here (ReLU networks).
+    One forward pass of ``|W|^p`` and ``|b|^p`` on an all-ones input, summed over the outputs, then the
+    p-th root (Jiang et al. 2020 for p = 2). Pass-through modules recorded after each layer (pooling, flatten)
+    are applied too; elementwise activations are the identity on the non-negative values that flow here.
     """
+    if p not in (1, 2):
+        raise ValueError(f"`p` must be 1 or 2, got {p!r}")
     x = torch.ones((1,) + tuple(layers[0].in_shape), dtype=torch.float64)
     F = torch.nn.functional
     with torch.no_grad():
         for layer in layers:
-            W = torch.from_numpy(layer.W**2)
-            b = None if layer.bias is None else torch.from_numpy(layer.bias**2)
+            W = torch.from_numpy(np.abs(layer.W) ** p)
+            b = None if layer.bias is None else torch.from_numpy(np.abs(layer.bias) ** p)
             if layer.kind == "linear":
                 x = F.linear(x.reshape(1, -1), W, b)
             else:
@@ -136,7 +142,20 @@ def path_norm(layers: list[LayerInfo]) -> float:
                     ),
                 ):
                     x = m.double()(x) if hasattr(m, "double") else m(x)
-    return float(torch.sqrt(x.sum()).item())
+    return float(x.sum().item() ** (1.0 / p))
+
+
+def _from_loader(loader):
+    """Concatenate the ``(x, y)`` batches of a DataLoader (or any iterable of pairs)."""
+    xs, ys = [], []
+    for i, batch in enumerate(loader):
+        if not (isinstance(batch, (tuple, list)) and len(batch) >= 2):
+            raise TypeError(f"`X` as a DataLoader must yield (x, y) batches; batch {i} is {type(batch).__name__}")
+        xs.append(_as_tensor(batch[0], "X (loader batch)"))
+        ys.append(_as_tensor(batch[1], "y (loader batch)"))
+    if not xs:
+        raise ValueError("`X` as a DataLoader yielded no batches")
+    return torch.cat(xs), torch.cat(ys)
 
 
 def _as_tensor(X, name):
@@ -145,6 +164,29 @@ def _as_tensor(X, name):
     if not isinstance(X, torch.Tensor):
         raise TypeError(f"`{name}` must be a numpy array or torch tensor, got {type(X).__name__}")
     return X
+
+
+def _check_fits(model, X):
+    """Run the model on two rows; a shape mismatch becomes a ValueError naming `X` and what was expected."""
+    was = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            model(X)
+    except RuntimeError as err:
+        kinds = (torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d)
+        first = next((m for m in model.modules() if isinstance(m, kinds)), None)
+        if isinstance(first, torch.nn.Linear):
+            hint = f" (its first layer expects {first.in_features} input features)"
+        elif first is not None:
+            hint = f" (its first layer expects {first.in_channels} input channels)"
+        else:
+            hint = ""
+        raise ValueError(
+            f"`X` with per-sample shape {tuple(X.shape[1:])} does not fit `model`{hint}: {err}"
+        ) from err
+    finally:
+        model.train(was)
 
 
 class GeneralizationReport:
@@ -157,10 +199,12 @@ class GeneralizationReport:
     Parameters
     ----------
     model : torch.nn.Module
-        A classifier: ``model(X)`` gives logits of shape (n, K).
-    X : array or tensor, shape (n, ...)
-        Training inputs (the bounds hold for the sample the model was trained on).
-    y : array or tensor of int, shape (n,)
+        A classifier: ``model(X)`` gives logits of shape (n, K). Sequential or functional style
+        (``fc2(F.relu(fc1(x)))``); see :func:`extract_layers`.
+    X : array or tensor, shape (n, ...), or a torch DataLoader
+        Training inputs (the bounds hold for the sample the model was trained on). A DataLoader (or any
+        iterable of ``(x, y)`` batches) is read once, in full; then ``y`` must be None.
+    y : array or tensor of int, shape (n,), or None with a DataLoader
         Training labels in ``[0, K)``.
     margin : "min" or float in (0, 1)
         ``"min"``: gamma is the smallest training margin (must be > 0, so the model must fit the data);
@@ -190,13 +234,24 @@ class GeneralizationReport:
         self,
         model,
         X,
-        y,
+        y=None,
         margin="min",
         init_model=None,
         delta: float = 0.05,
         p_grid=DEFAULT_P_GRID,
         strict: bool = True,
     ):
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(f"`model` must be a torch.nn.Module, got {type(model).__name__}")
+        params = list(model.parameters())
+        if not params:
+            raise ValueError("`model` has no parameters: there is no Linear or Conv layer to bound (empty model?)")
+        if not isinstance(X, (np.ndarray, torch.Tensor)) and hasattr(X, "__iter__"):
+            if y is not None:
+                raise ValueError("`y` must be None when `X` is a DataLoader (labels come from its batches)")
+            X, y = _from_loader(X)
+        if y is None:
+            raise ValueError("`y` is required when `X` is an array or tensor")
         X = _as_tensor(X, "X")
         y = _as_tensor(y, "y")
         if X.ndim < 2:
@@ -214,9 +269,10 @@ class GeneralizationReport:
             raise ValueError(f"`margin` must be 'min' or a quantile in (0, 1), got {margin!r}")
         if not (isinstance(delta, numbers.Real) and 0 < delta < 1):
             raise ValueError(f"`delta` must lie in (0, 1), got {delta!r}")
-        for name, p in torch.nn.Module.named_parameters(model) if isinstance(model, torch.nn.Module) else []:
+        for name, p in model.named_parameters():
             if not torch.isfinite(p).all():
                 raise ValueError(f"`model` parameter {name!r} has NaN or infinite entries")
+        _check_fits(model, X[:2].to(params[0].dtype))
         self.model, self.init_model = model, init_model
         self.X, self.y = X, y
         self.margin, self.delta, self.p_grid, self.strict = margin, float(delta), tuple(p_grid), strict
@@ -285,15 +341,22 @@ class GeneralizationReport:
             raise ValueError(f"`bounds` must be 'all' or a subset of {BOUND_NAMES}, got unknown {unknown}")
         layers, spectra, data, m = self._prepare()
         d = self.delta
+        # H: most units in a hidden layer (the constant unit counted when biases are folded in)
+        H = max([s.out_dim for s in spectra[:-1]] or [1])
+        x_inf = max(float(self.X.abs().max()), 1.0 if spectra[0].in_dim > layers[0].in_dim else 1e-12)
         makers = {
             "schatten": lambda: schatten_rank_bound(spectra, data, "best", self.p_grid, d),
             "exact_rank": lambda: exact_rank_dudley_bound(spectra, data, d),
+            "full_rank": lambda: full_rank_dudley_bound(spectra, data, d),
             "param_covering": lambda: param_count_bound(spectra, data, "covering", d),
             "param_vc": lambda: param_count_bound(spectra, data, "vc", d),
             "bartlett_spectral": lambda: bartlett_spectral_bound(spectra, data, d),
             "neyshabur_pacbayes": lambda: neyshabur_pacbayes_bound(spectra, data, d),
             "golowich_frobenius": lambda: golowich_frobenius_bound(spectra, data, d),
-            "path_norm": lambda: path_norm_bound(path_norm(layers), len(layers), data, d),
+            "path_norm": lambda: path_norm_bound(path_norm(layers, 2), len(layers), data, d, width=H),
+            "path_norm_l1": lambda: path_norm_bound(
+                path_norm(layers, 1), len(layers), data, d, p=1, input_dim=spectra[0].in_dim, x_inf=x_inf
+            ),
         }
         self.results = {name: makers[name]() for name in names}
         self.summary = {

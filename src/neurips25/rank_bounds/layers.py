@@ -1,12 +1,16 @@
 """Walk a torch model and collect its layers as operators: ``extract_layers``.
 
 The bounds of this package are stated for a chain ``f(x) = A_L s(A_{L-1} ... s(A_1 x))`` of linear maps and
-1-Lipschitz activations with ``s(0) = 0``. :func:`extract_layers` runs one forward pass with hooks on every
-leaf module, keeps the Linear / Conv layers (with their biases, and eval-mode BatchNorm folded into the layer
-before it), checks every other module against a list of 1-Lipschitz pass-through modules, and verifies the
-chain by replaying the recorded modules in order and comparing with the model's own output. Anything else
-(attention, residual adds, an unknown module with parameters) is reported by name: an error by default, a
-warning with ``strict=False``. Nothing is skipped silently.
+1-Lipschitz activations with ``s(0) = 0``. :func:`extract_layers` traces the model with ``torch.fx`` (so
+functional code such as ``fc2(F.relu(fc1(x)))`` is seen: ``F.relu``, ``torch.tanh``, ``x.view(...)`` and the
+like become their module equivalents) and checks that the traced graph is a chain: every operation takes the
+previous one's output and nothing else, so a residual add or a branch is named. Models ``torch.fx`` cannot
+trace (data-dependent control flow) fall back to forward hooks on every leaf module. Either way it keeps the
+Linear / Conv layers (with their biases, and eval-mode BatchNorm folded into the layer before it), checks
+every other step against a list of 1-Lipschitz pass-through operations, and verifies the chain by replaying
+the recorded steps in order and comparing with the model's own output. Anything else (attention, residual
+adds, an unknown module with parameters, a functional op on a parameter) is reported by name: an error by
+default, a warning with ``strict=False``. Nothing is skipped silently.
 """
 
 from __future__ import annotations
@@ -173,6 +177,110 @@ def _np(t) -> np.ndarray:
     return t.detach().cpu().double().numpy().copy()
 
 
+def _functional_step(target, args, kwargs):
+    """The module equivalent of a functional activation / pass-through, ``"shape"`` for a pure reshape, or
+    None when the operation is not one the chain bounds can account for."""
+    F = torch.nn.functional
+
+    def kw(name, pos, default):
+        return kwargs.get(name, args[pos] if len(args) > pos else default)
+
+    if target in (F.relu, torch.relu, "relu", F.relu_, torch.relu_, "relu_"):
+        return nn.ReLU()
+    if target in (F.relu6,):
+        return nn.ReLU6()
+    if target in (torch.tanh, F.tanh, "tanh"):
+        return nn.Tanh()
+    if target in (F.leaky_relu,):
+        return nn.LeakyReLU(float(kw("negative_slope", 1, 0.01)))
+    if target in (F.elu,):
+        return nn.ELU(float(kw("alpha", 1, 1.0)))
+    if target in (F.hardtanh,):
+        return nn.Hardtanh(float(kw("min_val", 1, -1.0)), float(kw("max_val", 2, 1.0)))
+    if target in (F.dropout, F.dropout1d, F.dropout2d, F.alpha_dropout):
+        return nn.Identity()  # the probe runs in eval mode
+    if target in (F.max_pool2d, F.avg_pool2d, F.max_pool1d, F.avg_pool1d):
+        cls = {
+            F.max_pool2d: nn.MaxPool2d,
+            F.avg_pool2d: nn.AvgPool2d,
+            F.max_pool1d: nn.MaxPool1d,
+            F.avg_pool1d: nn.AvgPool1d,
+        }[target]
+        ks = kw("kernel_size", 1, None)
+        stride = kw("stride", 2, None) or ks
+        padding = kw("padding", 3, 0)
+        if ks is None or padding not in (0, (0, 0)):
+            return None
+        return cls(ks, stride)
+    if target in (torch.flatten, torch.reshape, "view", "reshape", "flatten", "contiguous", "view_as"):
+        return "shape"
+    return None
+
+
+def _record_fx(model, example_input):
+    """Trace with torch.fx, run the graph once recording each node, and check that it is a chain.
+
+    Returns ``(calls, problems)``: the recorded steps as ``(name, module, inputs, output)`` (functional
+    activations mapped to modules, pure reshapes dropped: the replay reshapes between steps) and the
+    operations that break the chain.
+    """
+    gm = torch.fx.symbolic_trace(model)
+    env_log = []
+
+    class _Recorder(torch.fx.Interpreter):
+        def run_node(self, n):
+            out = super().run_node(n)
+            env_log.append((n, out))
+            return out
+
+    rec = _Recorder(gm, garbage_collect_values=False)
+    with torch.no_grad():
+        rec.run(example_input)
+    values = {n: v for n, v in env_log}
+    calls, problems = [], []
+    prev = None  # the node whose output the chain carries
+    for n, out in env_log:
+        if n.op == "placeholder":
+            if prev is None:
+                prev = n
+            else:
+                problems.append(f"{n.name} (a second model input)")
+            continue
+        if n.op == "output":
+            if n.args[0] is not prev:
+                problems.append("<output> (the model returns something other than the end of the chain)")
+            continue
+        if n.op == "get_attr":
+            problems.append(f"{n.target} (parameter or buffer used by a functional operation)")
+            continue
+        tensor_in = [a for a in n.all_input_nodes if isinstance(values.get(a), torch.Tensor)]
+        if not isinstance(out, torch.Tensor):
+            if any(a is prev for a in tensor_in) and n.op == "call_method" and n.target in ("size", "dim"):
+                continue  # shape queries feed a reshape
+            if tensor_in:
+                problems.append(f"{n.name} ({n.target}: produces a non-tensor from the chain)")
+            continue
+        if tensor_in != [prev]:
+            names = ", ".join(a.name for a in tensor_in) or "no tensor"
+            problems.append(
+                f"{n.name} (takes {names} instead of the previous step {prev.name}: a residual connection or "
+                "a branch)"
+            )
+            prev = n
+            continue
+        if n.op == "call_module":
+            calls.append((n.target, gm.get_submodule(n.target), (values[prev],), out))
+        else:
+            step = _functional_step(n.target, n.args[1:], n.kwargs)
+            fname = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", str(n.target))
+            if step is None:
+                problems.append(f"{n.name} ({fname}: unsupported functional operation)")
+            elif step != "shape":
+                calls.append((f"{n.name} ({fname})", step, (values[prev],), out))
+        prev = n
+    return calls, problems
+
+
 def _record(model, example_input):
     """Forward once in eval mode with hooks on every leaf; replay the chain in eval mode too."""
     calls = []
@@ -195,6 +303,30 @@ def _record(model, example_input):
             h.remove()
         model.train(was_training)
     return calls, y, replayed
+
+
+def _trace(model, example_input):
+    """torch.fx first (sees functional code); forward hooks when the model cannot be traced."""
+    was_training = model.training
+    model.eval()
+    try:
+        try:
+            calls, problems = _record_fx(model, example_input)
+        except Exception as err:  # noqa: BLE001 - any tracing failure means: use hooks instead
+            traced = f"torch.fx could not trace the model ({type(err).__name__}); hooks used"
+        else:
+            with torch.no_grad():
+                y = model(example_input)
+                replayed = _replay(calls, example_input)
+            return calls, y, replayed, problems
+    finally:
+        model.train(was_training)
+    calls, y, replayed = _record(model, example_input)
+    return calls, y, replayed, [f"<trace> ({traced})"] if _needs_note(calls, y, replayed) else []
+
+
+def _needs_note(calls, y, replayed) -> bool:
+    return replayed is None or replayed.shape != y.shape or not torch.allclose(replayed, y, rtol=1e-4, atol=1e-5)
 
 
 def _replay(calls, x):
@@ -252,9 +384,10 @@ def extract_layers(model, example_input, init_model=None, strict: bool = True) -
         raise TypeError(f"`model` must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(example_input, torch.Tensor) or example_input.ndim < 2:
         raise TypeError("`example_input` must be a torch.Tensor with a leading batch dimension")
-    calls, y, replayed = _record(model, example_input)
+    if not any(True for _ in model.parameters()):
+        raise ValueError("`model` has no parameters: it has no Linear or Conv layer to bound (empty model?)")
+    calls, y, replayed, problems = _trace(model, example_input)
     layers: list[LayerInfo] = []
-    problems: list[str] = []
     for name, mod, inp, out in calls:
         in_shape, out_shape = tuple(inp[0].shape[1:]), tuple(out.shape[1:])
         if isinstance(mod, nn.Linear):
