@@ -23,43 +23,19 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Hashable, Iterable, Sequence
+import numbers
 from fractions import Fraction
 
 import numpy as np
 
-MAX_GROUPS = 20
+from neurips25.fair_matroid.groups import MAX_GROUPS, check_groups  # noqa: F401  (re-exported)
 
 
-def check_groups(M, groups: Sequence[Iterable[Hashable]]) -> list[frozenset]:
-    """Validate that ``groups`` partition ``M.ground_set`` into non-empty parts; return frozensets."""
-    if isinstance(groups, dict):
-        raise TypeError("groups must be a sequence of sets of agents (one per group), not a dict")
-    parts = [frozenset(g) for g in groups]
-    C = len(parts)
-    if C < 1:
-        raise ValueError("groups must contain at least one group")
-    if C > MAX_GROUPS:
-        raise ValueError(
-            f"{C} groups need 2^{C} rank evaluations; at most {MAX_GROUPS} groups are supported. For many "
-            f"groups use the worst-case bound PoF <= C - 1 or merge small groups.")
-    empty = [i for i, g in enumerate(parts) if not g]
-    if empty:
-        raise ValueError(f"groups must be non-empty; group(s) {empty} are empty")
-    seen: set = set()
-    for i, g in enumerate(parts):
-        dup = seen & g
-        if dup:
-            raise ValueError(f"groups must be disjoint; {next(iter(dup))!r} appears twice (group {i})")
-        seen |= g
-    ground = frozenset(M.ground_set)
-    if seen != ground:
-        outside, missing = seen - ground, ground - seen
-        if outside:
-            raise ValueError(f"groups contain elements outside the ground set, e.g. {list(outside)[:3]}")
-        raise ValueError(f"groups must cover the ground set; {len(missing)} element(s) in no group, "
-                         f"e.g. {list(missing)[:3]}")
-    return parts
+def _rank_value(M, X, where) -> int:
+    v = M.rank(X)
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v != int(v):
+        raise ValueError(f"the rank oracle must return a finite integer; got {v!r} on groups {where}")
+    return int(v)
 
 
 def group_rank_function(M, groups, check_axioms: bool = True) -> dict[frozenset, int]:
@@ -75,7 +51,7 @@ def group_rank_function(M, groups, check_axioms: bool = True) -> dict[frozenset,
     for k in range(1, C + 1):
         for S in itertools.combinations(range(C), k):
             union = frozenset().union(*(parts[c] for c in S))
-            f[frozenset(S)] = int(M.rank(union))
+            f[frozenset(S)] = _rank_value(M, union, list(S))
     if check_axioms:
         _check_axioms(f, parts)
     return f
@@ -164,27 +140,59 @@ def price_of_fairness(M, groups, return_certificate: bool = False):
     return (pof, S) if return_certificate else pof
 
 
-def max_fair_allocation(M, groups) -> set:
-    """An independent set with ``floor(lambda* u_c)`` agents of each group ``c``.
+def integral_fair_allocation(M, groups) -> set:
+    """An independent set with ``floor(lambda* u_c)`` agents of each group ``c`` (rounded down).
+
+    Not the allocation that attains :func:`price_of_fairness`: the fractional optimum ``lambda* u``
+    is attained only in expectation, by the lottery of :func:`~neurips25.fair_matroid.fair_lottery`.
+    Rounding down can leave small groups with nothing (e.g. ``worst_case_instance(4, 10)`` gives counts
+    ``[0, 0, 0, 3]``); the integral price ``r(N) / sum_c floor(lambda* u_c)`` is reported by
+    :func:`integral_price_of_fairness`.
 
     ``floor(lambda* u)`` lies in the polymatroid, so such a set exists; it is found by matroid
-    intersection with the partition matroid ``{|I cap N_c| <= floor(lambda* u_c)}`` (or by max-flow
-    for a :class:`TransversalMatroid`). Every group's count is within 1 of ``lambda* u_c``.
+    intersection with the partition matroid ``{|I cap N_c| <= floor(lambda* u_c)}`` (max-flow for a
+    :class:`TransversalMatroid`). Every group's count is within 1 of ``lambda* u_c``.
     """
-    from neurips25.fair_matroid.intersection import matroid_intersection
-    from neurips25.fair_matroid.matroids import PartitionMatroid, TransversalMatroid
-
     parts = check_groups(M, groups)
     f = group_rank_function(M, parts)
     lam, _ = _scale_from_f(f, len(parts))
     target = [math.floor(lam * f[frozenset({c})]) for c in range(len(parts))]
+    return realise_counts(M, parts, target)
+
+
+#: the v1 name of :func:`integral_fair_allocation` (it is neither maximum nor exactly fair)
+max_fair_allocation = integral_fair_allocation
+
+
+def integral_price_of_fairness(M, groups) -> float:
+    """``r(N) / sum_c floor(lambda* u_c)``: the price when the fair allocation must be one integral set.
+
+    ``inf`` when rounding down leaves nothing to allocate. Always >= :func:`price_of_fairness`.
+    """
+    parts = check_groups(M, groups)
+    f = group_rank_function(M, parts)
+    C = len(parts)
+    lam, _ = _scale_from_f(f, C)
+    floor_total = sum(math.floor(lam * f[frozenset({c})]) for c in range(C))
+    full = f[frozenset(range(C))]
+    if full == 0:
+        return 1.0
+    return math.inf if floor_total == 0 else full / floor_total
+
+
+def realise_counts(M, parts, target) -> set:
+    """An independent set with exactly ``target[c]`` elements of group ``c`` (``target`` integral, in P)."""
+    from neurips25.fair_matroid.intersection import matroid_intersection
+    from neurips25.fair_matroid.matroids import PartitionMatroid, TransversalMatroid
+
+    target = [int(x) for x in target]
     if isinstance(M, TransversalMatroid):
         alloc = _transversal_flow(M, parts, target)
     else:
         alloc = matroid_intersection(M, PartitionMatroid(parts, target))
     got = [len(alloc & p) for p in parts]
     if got != target:  # would contradict the polymatroid characterization
-        raise RuntimeError(f"could not realise the fair counts {target}; got {got}")
+        raise RuntimeError(f"could not realise the counts {target}; got {got}")
     return alloc
 
 
