@@ -26,7 +26,7 @@ $(VENV)/.installed-dev: $(VENV)/.installed-all
 	touch $@
 
 demo: $(VENV)/.installed-all
-	$(VENV)/bin/neurips25 reproduce
+	$(VENV)/bin/neurips25 reproduce --jobs 2
 
 test: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .

@@ -38,7 +38,7 @@ from neurips25.behavior_injection.influence import (
 from neurips25.behavior_injection.model import build_tokenizer, tiny_llama
 from neurips25.behavior_injection.sft import sft_train
 from neurips25.behavior_injection.tasks import MiniIGSM
-from neurips25.repro import Claim, Outcome, Scale, progress, register
+from neurips25.repro import Claim, LocalContext, Outcome, Scale, progress, register
 
 MARGIN = 0.05  # criterion 2: BRIDGE's RL gain exceeds plain's by >= 5 points
 BAND = (0.3, 0.7)  # criterion 2's setting: SFT stopped at moderate accuracy
@@ -206,9 +206,18 @@ def _figures(per_seed, arms, out: Path) -> None:
     fig.savefig(out / "figures" / "rl_curves_alpha_hist.png", dpi=110)
 
 
+def _arm_task(item) -> tuple[dict, list[str]]:
+    """One arm (a ``ctx.map`` item ``(cfg, splits, tok, base, arm, seed)``): its record and log lines."""
+    cfg, splits, tok, base, arm, seed = item
+    lines: list[str] = []
+    return run_arm(cfg, splits, tok, base, arm, seed, lines.append), lines
+
+
 @register("behavior_injection")
-def run(scale: Scale, seed: int, out: Path) -> Outcome:
+def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     import torch
+
+    ctx = ctx if ctx is not None else LocalContext()
 
     cfg = CONFIGS[str(scale)]
     t_start = time.perf_counter()
@@ -240,7 +249,10 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                              cfg.distractors)
         tok = build_tokenizer(splits.task.vocabulary())
         base = pretrain(cfg, tok, s)
-        recs = {arm: run_arm(cfg, splits, tok, base, arm, s, logs.append) for arm in cfg.arms}
+        # the arms are independent given the base model: ctx.map runs them here locally, as parallel Ray tasks
+        done = ctx.map(_arm_task, [(cfg, splits, tok, base, arm, s) for arm in cfg.arms], desc=f"arms, seed {s}")
+        recs = {arm: rec for arm, (rec, _) in zip(cfg.arms, done)}
+        logs.extend(line for _, lines in done for line in lines)
         if k == 0:
             infl = influence_checks(recs["plain"]["_model"], recs["plain"]["_groups"], cfg.influence_groups, s)
         for r in recs.values():

@@ -36,7 +36,7 @@ from neurips25.eareranker.encoders import HashedBowEncoder, MiniLMEncoder
 from neurips25.eareranker.estimator import EARerankerEstimator
 from neurips25.eareranker.loss import bin_weights
 from neurips25.eareranker.rubric import AdequacyRubric
-from neurips25.repro import Claim, Outcome, Scale, progress, register
+from neurips25.repro import Claim, LocalContext, Outcome, Scale, progress, register
 
 PAPER_LACC = {"LACC@10": 92.85, "LACC@25": 86.12}
 EA_TIMING_PAIRS = 1024  # pairs per timed EAReranker call
@@ -203,8 +203,20 @@ def _cost_vs_length(cfg, est, ce, synth, enc, seed) -> dict:
     return res
 
 
+def _fit_variant(item) -> EARerankerEstimator:
+    """One variant's training (a ``ctx.map`` item): ``(name, estimator kwargs, Q, X, train scores, seed)``.
+
+    ``shuffle`` in the kwargs trains on scores permuted with ``seed + 99`` (the shuffled-label control)."""
+    name, kw, q, x, y, seed = item
+    kw = dict(kw)
+    if kw.pop("shuffle", False):
+        y = np.random.default_rng(seed + 99).permutation(y)
+    return EARerankerEstimator(**kw).fit(q, x, y)
+
+
 @register("eareranker")
-def run(scale: Scale, seed: int, out: Path) -> Outcome:
+def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
+    ctx = ctx if ctx is not None else LocalContext()
     cfg: Config = scale.pick(smoke=SMOKE, quick=QUICK, paper=PAPER)
     t0 = time.time()
     claims = [
@@ -254,14 +266,19 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
              for i in range(cfg.n_ablation_seeds)]
     jobs += [(f"shuffled_control/s{seed}", dict(seed=seed, shuffle=True)), (f"mlp/s{seed}", dict(seed=seed, mlp=True))]
     t_train = time.time()
-    for name, kw in progress(jobs, desc="EAReranker variants"):
-        kw = dict(kw)
-        y = np.random.default_rng(seed + 99).permutation(s_tr) if kw.pop("shuffle", False) else s_tr
-        if kw.pop("mlp", False):
-            n_params = sum(p.numel() for p in models[f"full/s{seed}"].model_.parameters())
-            kw.update(architecture="mlp", mlp_hidden=_mlp_hidden(n_params, Q.shape[1], n_bins))
-        est = EARerankerEstimator(**{**arch, **kw}).fit(Q[tr], X[tr], y)
-        models[name] = est
+    # independent trainings: ctx.map runs them in this process locally and as parallel tasks on Ray
+    first = [(name, kw) for name, kw in jobs if not kw.get("mlp")]
+    fitted = ctx.map(_fit_variant, [(name, {**arch, **kw}, Q[tr], X[tr], s_tr, seed) for name, kw in first],
+                     desc="EAReranker variants")
+    models.update(zip([name for name, _ in first], fitted))
+    n_params = sum(p.numel() for p in models[f"full/s{seed}"].model_.parameters())
+    mlp_kw = dict(architecture="mlp", mlp_hidden=_mlp_hidden(n_params, Q.shape[1], n_bins))
+    rest = [(name, {**arch, **{k: v for k, v in kw.items() if k != "mlp"}, **mlp_kw}) for name, kw in jobs
+            if kw.get("mlp")]
+    models.update(zip([name for name, _ in rest], ctx.map(_fit_variant, [(name, kw, Q[tr], X[tr], s_tr, seed)
+                                                                          for name, kw in rest])))
+    for name, _ in jobs:
+        est = models[name]
         runs[name] = _evaluate(est.predict_score(Q[te], X[te]), est.predict_bin(Q[te], X[te]), data, te, n_bins)
         runs[name]["n_params"] = sum(p.numel() for p in est.model_.parameters())
     t_train = time.time() - t_train

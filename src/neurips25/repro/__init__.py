@@ -16,6 +16,7 @@ method's folder in the run directory (figures go to ``out / "figures"``).
 """
 
 from neurips25.repro.claims import Claim, ClaimKind, Outcome, Verdict, describe_claims
+from neurips25.repro.context import LocalContext
 from neurips25.repro.progress import progress
 from neurips25.repro.registry import METHODS, MethodInfo, register
 from neurips25.repro.scale import Scale
@@ -36,4 +37,5 @@ __all__ = [
     "seed_everything",
     "limit_threads",
     "thread_cap",
+    "LocalContext",
 ]

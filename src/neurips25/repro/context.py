@@ -11,7 +11,10 @@ A reproduction opts in by accepting a ``ctx`` keyword::
 
     @register("rspool")
     def run(scale, seed, out, ctx):
-        accs = ctx.map(train_one_dataset, [(name, seed) for name in datasets])
+        accs = ctx.map(train_one_dataset, [(name, seed) for name in datasets], desc="datasets")
+
+Examples in the methods: ``eareranker`` (its model variants and controls) and ``behavior_injection`` (its
+SFT + GRPO arms).
 """
 
 from __future__ import annotations
@@ -25,10 +28,14 @@ class LocalContext:
 
     kind = "local"
 
-    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list:
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], desc: str = "") -> list:
+        """``[fn(item) for item in items]``, with a progress bar on a terminal (``desc`` labels it)."""
         if not callable(fn):
             raise TypeError(f"fn must be callable; got {type(fn).__name__}")
-        return [fn(item) for item in items]
+        from neurips25.repro.progress import progress
+
+        items = list(items)
+        return [fn(item) for item in progress(items, desc=desc, total=len(items))]
 
 
 def _capped_call(fn, item, threads: int):
@@ -46,14 +53,15 @@ class RayContext:
     def __init__(self, threads: int = 1, num_cpus: float = 1):
         self.threads, self.num_cpus = threads, num_cpus
 
-    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list:
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], desc: str = "") -> list:
+        """One task per item; results in input order (``desc`` labels the local fallback's bar)."""
         if not callable(fn):
             raise TypeError(f"fn must be callable; got {type(fn).__name__}")
         import ray
 
         items = list(items)
         if not ray.is_initialized():  # called outside a Ray worker: behave like the local context
-            return LocalContext().map(fn, items)
+            return LocalContext().map(fn, items, desc=desc)
         task = ray.remote(_capped_call).options(num_cpus=self.num_cpus, max_retries=1)
         return ray.get([task.remote(fn, item, self.threads) for item in items])
 
