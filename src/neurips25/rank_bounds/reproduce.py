@@ -1,13 +1,16 @@
 """Reproduction of "Generalization Bounds for Rank-sparse Neural Networks" (Ledent et al., NeurIPS 2025).
 
-Claims (from the abstract; criteria fixed in issue 10 before any run):
+Claims (from the abstract; c1/c2 criteria fixed in issue 10, c3-c5 in issue 34, before any run):
   c1 Schatten quasi-norms and effective ranks are computed exactly (numpy-SVD oracle, r_p -> rank).
   c2 Weight decay on a depth-L linear net equals L ||prod W||_{S_{2/L}}^{2/L} at convergence.
-  c3 The (reconstructed) best-over-p Schatten bound beats parameter counting and the spectral bound for
-     weight-decayed nets at width >= 256, and grows with width with log-log slope < 0.5.
-  c4 Weight decay makes hidden weights low rank (bottleneck rank): effective rank falls with weight decay
-     and stays within 1.5x as the width grows.
-  c5 Without weight decay the advantage shrinks (reported honestly, whether or not it still wins).
+  c3 For weight-decayed nets trained to convergence, the (reconstructed) rank-sparse bound (better of the
+     Schatten-p relaxation and the exact count) is below parameter counting and the norm-based rivals
+     (Bartlett et al., the l2 path norm with its width factor, Golowich et al.) at width >= 256, and grows
+     with width with log-log slope < 0.5. Control: the same cover with rank sparsity removed.
+  c4 Weight decay makes hidden weights low rank (bottleneck rank): effective rank falls with weight decay,
+     stays within 1.5x as the width grows, and on the rank-4 teacher the hidden numerical rank is <= 8.
+     Control: the nets without weight decay.
+  c5 Without weight decay the lead shrinks; inconclusive where there is no lead at weight decay > 0.
 Experiment: ReLU MLPs on sklearn digits and on a rank-4 teacher task, Adam on cross-entropy + lam * sum of
 squared parameters, a weight-decay and width sweep, every bound of ``GeneralizationReport`` on each net.
 """
@@ -38,7 +41,8 @@ class Config:
     n_seeds: int
     n_train_digits: int
     n_train_teacher: int
-    epochs: int
+    epochs: int  # nets with weight decay (trained until the rank has converged)
+    epochs_no_wd: int  # nets without weight decay (no rank to converge; fit to 100% train accuracy)
     batch: int = 128
     lr: float = 2e-3
     linear_depths: tuple = (2, 3, 4)
@@ -54,18 +58,21 @@ def config_for(scale: Scale) -> Config:
             n_train_digits=200,
             n_train_teacher=200,
             epochs=60,
+            epochs_no_wd=60,
             batch=32,
         ),
-        # quick: the issue's quick grid (depth 3, widths 128/256/1024, two weight decays, 3 seeds, both
-        # tasks); reduced from the paper scale in depth, width grid, weight decays and epochs
+        # quick (issue 34): depth 3, widths 128/256/512, two weight decays, 3 seeds, both tasks; nets with
+        # weight decay trained 400 epochs (the issue's convergence rule), nets without 100 epochs. Width 1024
+        # is left to the paper scale: at 400 epochs it alone would cost ~15 CPU-minutes.
         quick=Config(
             depths=(3,),
-            widths=(128, 256, 1024),
+            widths=(128, 256, 512),
             wds=(0.0, 1e-3),
             n_seeds=3,
             n_train_digits=1400,
             n_train_teacher=1000,
-            epochs=100,
+            epochs=400,
+            epochs_no_wd=100,
         ),
         paper=Config(
             depths=(3, 5),
@@ -74,7 +81,8 @@ def config_for(scale: Scale) -> Config:
             n_seeds=3,
             n_train_digits=1400,
             n_train_teacher=1000,
-            epochs=200,
+            epochs=400,
+            epochs_no_wd=400,
         ),
     )
 
@@ -104,10 +112,11 @@ def train_mlp(X, y, width, depth, lam, cfg: Config, seed: int):
     init = copy.deepcopy(net)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     n = len(X)
-    steps = cfg.epochs * math.ceil(n / cfg.batch)
+    epochs = cfg.epochs if lam > 0 else cfg.epochs_no_wd
+    steps = epochs * math.ceil(n / cfg.batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=steps, pct_start=0.1)
     gen = torch.Generator().manual_seed(seed)
-    for _ in range(cfg.epochs):
+    for _ in range(epochs):
         perm = torch.randperm(n, generator=gen)
         for i in range(0, n, cfg.batch):
             b = perm[i : i + cfg.batch]
@@ -145,6 +154,9 @@ def check_quasi_norms(rng) -> dict:
             max_rel = max(max_rel, abs(schatten_quasi_norm(A, p) - ref) / ref)
     low = rng.standard_normal((40, 3)) @ rng.standard_normal((3, 25))
     ranks = {p: effective_rank(low, p) for p in (0.5, 0.1, 1e-2, 1e-4, 1e-6)}
+    # control: the naive float32 SVD without the noise floor (every rounding-noise value counts ~1 at tiny p)
+    sv32 = np.linalg.svd(low.astype(np.float32), compute_uv=False).astype(np.float64)
+    naive_r = float(np.sum((sv32[sv32 > 0] / sv32[0]) ** 1e-6))
     viol = 0
     for _ in range(200):
         m, n = rng.integers(2, 12, size=2)
@@ -155,7 +167,12 @@ def check_quasi_norms(rng) -> dict:
         lhs = schatten_quasi_norm(A + B, p) ** p
         rhs = schatten_quasi_norm(A, p) ** p + schatten_quasi_norm(B, p) ** p
         viol += int(lhs > rhs * (1 + 1e-10))
-    return {"max_rel_err_vs_oracle": max_rel, "r_p_rank3": ranks, "subadditivity_violations_of_200": viol}
+    return {
+        "max_rel_err_vs_oracle": max_rel,
+        "r_p_rank3": ranks,
+        "subadditivity_violations_of_200": viol,
+        "control_float32_r_p_rank3": naive_r,
+    }
 
 
 def fit_linear_net(L: int, X, Y, lam: float, seed: int, width: int = 10, adam_steps: int = 300):
@@ -214,28 +231,30 @@ def check_weight_decay(cfg: Config, seed: int) -> dict:
     for L in cfg.linear_depths:
         Ws = fit_linear_net(L, X, Y, lam=0.05, seed=seed + L)
         chk = weight_decay_equals_schatten(Ws)
-        bal = weight_decay_equals_schatten(balanced_factorization(A, L))
+        factors = balanced_factorization(A, L)
+        bal = weight_decay_equals_schatten(factors)
+        # control: the same product with unbalanced factors (first x2, last /2) is not at the optimum
+        unbal = [2.0 * factors[0]] + list(factors[1:-1]) + [0.5 * factors[-1]]
         out[L] = {
             "weight_decay": chk.weight_decay,
             "schatten": chk.schatten,
             "rel_gap": chk.relative_gap,
             "balanced_rel_gap": bal.relative_gap,
+            "control_unbalanced_rel_gap": weight_decay_equals_schatten(unbal).relative_gap,
         }
     return out
 
 
 # --------------------------------------------------------------------------------------------- the sweep
-def hidden_effective_rank(net, p: float = 0.5) -> tuple[float, float]:
-    """Mean r_p and mean numerical rank (rtol 1e-3) of the weight matrices feeding hidden layers."""
+def hidden_effective_rank(net, p: float = 0.5) -> tuple[float, float, float]:
+    """Mean r_p, mean and max numerical rank (rtol 1e-3) of the weight matrices feeding hidden layers."""
     import torch
 
     from neurips25.rank_bounds import effective_rank, numerical_rank
 
     Ws = [m.weight for m in net if isinstance(m, torch.nn.Linear)][:-1]
-    return (
-        float(np.mean([effective_rank(W, p) for W in Ws])),
-        float(np.mean([numerical_rank(W, 1e-3) for W in Ws])),
-    )
+    ranks = [numerical_rank(W, 1e-3) for W in Ws]
+    return float(np.mean([effective_rank(W, p) for W in Ws])), float(np.mean(ranks)), float(np.max(ranks))
 
 
 def run_sweep(cfg: Config, seed: int) -> list[dict]:
@@ -268,7 +287,7 @@ def run_sweep(cfg: Config, seed: int) -> list[dict]:
         t_train = time.perf_counter() - t0
         rep = GeneralizationReport(net, Xtr, ytr, margin=MARGIN_QUANTILE, init_model=init)
         res = rep.compute()
-        r05, nrank = hidden_effective_rank(net)
+        r05, nrank, nrank_max = hidden_effective_rank(net)
         row = {
             "task": task,
             "seed": k,
@@ -280,7 +299,9 @@ def run_sweep(cfg: Config, seed: int) -> list[dict]:
             "gamma": rep.summary["gamma"],
             "r05_hidden": r05,
             "nrank_hidden": nrank,
+            "nrank_hidden_max": nrank_max,
             "best_p": res["schatten"].terms["p"],
+            "schatten_source": res["schatten"].terms["source"],
             "train_s": t_train,
         }
         row.update({f"log10_{name}": r.log10_value for name, r in res.items()})
@@ -288,7 +309,9 @@ def run_sweep(cfg: Config, seed: int) -> list[dict]:
         print(
             f"{task} seed={k} L={depth} w={width} wd={lam:g}: train {row['train_acc']:.3f} "
             f"test {row['test_acc']:.3f} r0.5 {r05:.1f} schatten {row['log10_schatten']:.2f} "
-            f"param {row['log10_param_covering']:.2f} bartlett {row['log10_bartlett_spectral']:.2f} "
+            f"exact {row['log10_exact_rank']:.2f} full-rank {row['log10_full_rank']:.2f} "
+            f"param {row['log10_param_covering']:.2f} golowich {row['log10_golowich_frobenius']:.2f} "
+            f"path {row['log10_path_norm']:.2f} nrank {nrank:.0f} "
             f"({t_train:.1f}s)"
         )
     return rows
@@ -296,6 +319,15 @@ def run_sweep(cfg: Config, seed: int) -> list[dict]:
 
 def _select(rows, **kw):
     return [r for r in rows if all(r[k] == v for k, v in kw.items())]
+
+
+#: the rivals of c3 (issue 34): parameter counting and the three norm-based bounds
+C3_RIVALS = ("param_covering", "bartlett_spectral", "path_norm", "golowich_frobenius")
+
+
+def _mean_over_seeds(rows, key, task, lam, depth, cfg) -> list[float]:
+    sel = [_select(rows, task=task, width=w, wd=lam, depth=depth) for w in cfg.widths]
+    return [float(np.mean([r[key] for r in rs])) for rs in sel]
 
 
 def _slope(widths, values) -> float:
@@ -307,13 +339,14 @@ def _figures(rows, cfg: Config, out: Path) -> None:
 
     names = [
         "schatten",
-        "exact_rank",
+        "full_rank",
         "param_covering",
         "param_vc",
         "bartlett_spectral",
         "neyshabur_pacbayes",
         "golowich_frobenius",
         "path_norm",
+        "path_norm_l1",
     ]
     depth = cfg.depths[0]
     hi = [w for w in cfg.wds if w >= WD_HIGH] or [max(cfg.wds)]
@@ -391,6 +424,9 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         and abs(q["r_p_rank3"][1e-6] - 3) <= 1e-3
         and q["subadditivity_violations_of_200"] == 0,
         measured=q,
+        summary=f"max rel. err {q['max_rel_err_vs_oracle']:.1e} (<= 1e-10); r_p(rank 3) at p=1e-6 "
+        f"{q['r_p_rank3'][1e-6]:.6f}; {q['subadditivity_violations_of_200']}/200 violations; control "
+        f"(float32 SVD, no noise floor) r_p = {q['control_float32_r_p_rank3']:.2f}, fails",
     )
 
     c2 = Claim(
@@ -406,6 +442,11 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
     c2.judge(
         all(abs(v["rel_gap"]) <= 0.02 and abs(v["balanced_rel_gap"]) <= 1e-8 for v in wd.values()),
         measured={f"L={L}": v for L, v in wd.items()},
+        summary="rel. gaps "
+        + ", ".join(f"L={L} {v['rel_gap']:.1e}" for L, v in wd.items())
+        + " (<= 2%); control (unbalanced factors) "
+        + ", ".join(f"{v['control_unbalanced_rel_gap']:.0%}" for v in wd.values())
+        + ", fails",
     )
 
     t0 = time.perf_counter()
@@ -419,44 +460,74 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         "parameter-counting and norm-based bounds; its sample complexity grows like W r L^2 "
         "instead of W^2 L.",
         paper_value="qualitative (figure values not available)",
-        criterion="weight decay >= 1e-3, width >= 256: best-over-p Schatten bound below both the "
-        "parameter-count (covering) bound and the Bartlett spectral bound in >= 2 of 3 seeds "
-        "at every such width, on both tasks; log-log slope of the Schatten bound vs width "
-        "< 0.5 on both tasks",
+        criterion="weight decay >= 1e-3, nets trained to convergence, width >= 256: the reported rank-sparse "
+        "bound (better of Schatten-p and exact count, priced in the union bound) below parameter counting "
+        "(covering), Bartlett et al., the l2 path norm with its width factor and Golowich et al. in >= 2 of "
+        "3 seeds at every such width, on both tasks; log-log slope vs width < 0.5 on both tasks. Control "
+        "(must fail): the same cover with every layer charged its full rank",
         kind="headline",
     )
-    wins, wins_exact, slopes, slopes_param = {}, {}, {}, {}
-    for task in ("digits", "teacher"):
-        for lam in hi:
-            for w in big:
-                sel = _select(rows, task=task, width=w, wd=lam, depth=depth)
-                # informational: the exact-count variant of the same covering argument
-                wins_exact[f"{task}/w{w}/wd{lam:g}"] = sum(
-                    r["log10_exact_rank"] < min(r["log10_param_covering"], r["log10_bartlett_spectral"])
-                    for r in sel
-                )
-                wins[f"{task}/w{w}/wd{lam:g}"] = sum(
-                    r["log10_schatten"] < min(r["log10_param_covering"], r["log10_bartlett_spectral"])
-                    for r in sel
-                )
-        lam = hi[0] if hi else cfg.wds[-1]
-        mean = lambda key, task=task, lam=lam: [
-            np.mean([r[key] for r in _select(rows, task=task, width=w, wd=lam, depth=depth)])
-            for w in cfg.widths
-        ]
-        slopes[task] = _slope(cfg.widths, mean("log10_schatten"))
-        slopes_param[task] = _slope(cfg.widths, mean("log10_param_covering"))
-    need = min(2, cfg.n_seeds)
-    c3_pass = bool(hi) and all(v >= need for v in wins.values()) and all(s < 0.5 for s in slopes.values())
+
+    def ordering(bound: str) -> tuple[dict, dict, dict, bool]:
+        wins, slopes, binding = {}, {}, {}
+        for task in ("digits", "teacher"):
+            for lam in hi:
+                for w in big:
+                    sel = _select(rows, task=task, width=w, wd=lam, depth=depth)
+                    wins[f"{task}/w{w}/wd{lam:g}"] = sum(
+                        r[f"log10_{bound}"] < min(r[f"log10_{x}"] for x in C3_RIVALS) for r in sel
+                    )
+                    # which rival is lowest most often: the one that decides the verdict
+                    best = [min(C3_RIVALS, key=lambda x, r=r: r[f"log10_{x}"]) for r in sel]
+                    binding[f"{task}/w{w}"] = max(set(best), key=best.count)
+            lam = hi[0] if hi else cfg.wds[-1]
+            slopes[task] = _slope(cfg.widths, _mean_over_seeds(rows, f"log10_{bound}", task, lam, depth, cfg))
+        need = min(2, cfg.n_seeds)
+        ok = bool(hi) and all(v >= need for v in wins.values()) and all(x < 0.5 for x in slopes.values())
+        return wins, slopes, binding, ok
+
+    wins, slopes, binding, c3_pass = ordering("schatten")
+    ctrl_wins, ctrl_slopes, _, ctrl_pass = ordering("full_rank")
+    lam3 = hi[0] if hi else cfg.wds[-1]
+    rival_means = {
+        task: {
+            name: [round(v, 2) for v in _mean_over_seeds(rows, f"log10_{name}", task, lam3, depth, cfg)]
+            for name in ("schatten", "exact_rank", "full_rank", *C3_RIVALS, "neyshabur_pacbayes", "path_norm_l1")
+        }
+        for task in ("digits", "teacher")
+    }
+    slopes_param = {
+        t: _slope(cfg.widths, _mean_over_seeds(rows, "log10_param_covering", t, lam3, depth, cfg))
+        for t in ("digits", "teacher")
+    }
+    pac_below = sum(
+        r["log10_neyshabur_pacbayes"] < r["log10_schatten"]
+        for w in big
+        for r in _select(rows, wd=lam3, width=w, depth=depth)
+    )
+    n_big = len([r for w in big for r in _select(rows, wd=lam3, width=w, depth=depth)])
+    worst = min(wins.values()) if wins else 0
     c3.judge(
         c3_pass if cfg.n_seeds >= 3 else None,
         measured={
             "seeds_winning": wins,
-            "slope_schatten": slopes,
+            "slope": slopes,
             "slope_param_covering": slopes_param,
-            "exact_rank_seeds_winning (informational)": wins_exact,
+            "binding_rival": binding,
+            "mean_log10_by_width": rival_means,
+            "control_full_rank_seeds_winning": ctrl_wins,
+            "control_full_rank_slope": ctrl_slopes,
+            "control_passes": ctrl_pass,
+            "pac_bayes_below_schatten (reported, not judged)": f"{pac_below}/{n_big}",
         },
         note=scale_note + ("" if cfg.n_seeds >= 3 else " (fewer than 3 seeds: inconclusive by design)"),
+        summary=f"rank-sparse bound below all 4 rivals in >= {min(2, cfg.n_seeds)}/{cfg.n_seeds} seeds in "
+        f"{sum(v >= min(2, cfg.n_seeds) for v in wins.values())}/{len(wins)} cells (worst cell {worst}/"
+        f"{cfg.n_seeds}); slopes {slopes['digits']:.2f}/{slopes['teacher']:.2f}, need < 0.5; control "
+        f"(full rank) {sum(v >= min(2, cfg.n_seeds) for v in ctrl_wins.values())}/{len(ctrl_wins)} cells, "
+        f"slopes {ctrl_slopes['digits']:.2f}/{ctrl_slopes['teacher']:.2f} "
+        f"({'passes: criterion broken' if ctrl_pass else 'fails, as it must'}); PAC-Bayes below it in "
+        f"{pac_below}/{n_big} nets",
     )
 
     c4 = Claim(
@@ -464,74 +535,92 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         statement="Weight decay drives the weights of deep nets to approximately low rank (the "
         "bottleneck rank), independent of the width.",
         paper_value="qualitative",
-        criterion="mean r_0.5 of hidden weight matrices is lower with weight decay >= 1e-3 than without "
-        "at every width, and at weight decay 1e-3 its max/min over widths is <= 1.5, on both "
-        "tasks",
+        criterion="mean r_0.5 of hidden weight matrices is lower with weight decay >= 1e-3 than without at "
+        "every width; at weight decay 1e-3 its max/min over widths is <= 1.5, on both tasks; and on the "
+        "rank-4 teacher the hidden numerical rank (rtol 1e-3, max over hidden layers, median over seeds) "
+        "is <= 8 at every width. Control (must fail the last two parts): the nets without weight decay",
         kind="supporting",
     )
-    falls, spread, nranks = {}, {}, {}
-    for task in ("digits", "teacher"):
-        r_of = lambda w, lam, task=task: float(
-            np.mean([r["r05_hidden"] for r in _select(rows, task=task, width=w, wd=lam, depth=depth)])
-        )
-        for w in cfg.widths:
-            falls[f"{task}/w{w}"] = {f"wd{lam:g}": round(r_of(w, lam), 2) for lam in cfg.wds}
-        if hi:
-            vals = [r_of(w, hi[0]) for w in cfg.widths]
+
+    def rank_stats(lam):
+        spread, nrank = {}, {}
+        for task in ("digits", "teacher"):
+            vals = _mean_over_seeds(rows, "r05_hidden", task, lam, depth, cfg)
             spread[task] = max(vals) / min(vals)
-        nranks[task] = {
-            f"w{w}": float(
-                np.mean(
-                    [
-                        r["nrank_hidden"]
-                        for r in _select(rows, task=task, width=w, wd=hi[0] if hi else 0.0, depth=depth)
-                    ]
-                )
+        for w in cfg.widths:
+            nrank[f"w{w}"] = float(
+                np.median([r["nrank_hidden_max"] for r in _select(rows, task="teacher", width=w, wd=lam, depth=depth)])
             )
-            for w in cfg.widths
-        }
-    c4_pass = (
-        bool(hi)
-        and all(all(v[f"wd{lam:g}"] < v["wd0"] for lam in hi) for v in falls.values())
-        and all(s <= 1.5 for s in spread.values())
-    )
+        return spread, nrank
+
+    falls = {}
+    for task in ("digits", "teacher"):
+        for w in cfg.widths:
+            falls[f"{task}/w{w}"] = {
+                f"wd{lam:g}": round(
+                    float(np.mean([r["r05_hidden"] for r in _select(rows, task=task, width=w, wd=lam, depth=depth)])),
+                    2,
+                )
+                for lam in cfg.wds
+            }
+    spread, nrank = rank_stats(lam3)
+    ctrl_spread, ctrl_nrank = rank_stats(0.0)
+    part_a = bool(hi) and all(all(v[f"wd{lam:g}"] < v["wd0"] for lam in hi) for v in falls.values())
+    part_b = all(x <= 1.5 for x in spread.values())
+    part_c = all(x <= 8 for x in nrank.values())
+    ctrl_bc = all(x <= 1.5 for x in ctrl_spread.values()) and all(x <= 8 for x in ctrl_nrank.values())
     c4.judge(
-        c4_pass,
+        part_a and part_b and part_c,
         measured={
             "r05_by_width_and_wd": falls,
             "spread_over_widths": spread,
-            "numerical_rank_rtol1e-3_at_wd": nranks,
+            "teacher_numerical_rank_max_hidden": nrank,
+            "parts (falls, flat, rank<=8)": [part_a, part_b, part_c],
+            "control_wd0_spread": ctrl_spread,
+            "control_wd0_teacher_numerical_rank": ctrl_nrank,
+            "control_passes": ctrl_bc,
         },
         note=scale_note,
+        summary=f"r_0.5 falls with decay: {part_a}; spread {spread['digits']:.2f}/{spread['teacher']:.2f} "
+        f"(<= 1.5); teacher numerical rank {max(nrank.values()):.0f} at worst, needs <= 8; control (no decay) "
+        f"spread {ctrl_spread['digits']:.2f}/{ctrl_spread['teacher']:.2f}, rank {max(ctrl_nrank.values()):.0f}"
+        f" ({'passes: criterion broken' if ctrl_bc else 'fails, as it must'})",
     )
 
     c5 = Claim(
         "c5_no_weight_decay",
         statement="The advantage comes from rank sparsity: without weight decay (full-rank weights) the "
-        "Schatten bound's lead over the rivals shrinks (reported whether or not it still wins).",
+        "Schatten bound's lead over the rivals shrinks.",
         paper_value="not stated (issue asks for an honest report)",
-        criterion="median over seeds and widths >= 256 of log10(Schatten) - log10(min(param-count, "
-        "spectral)) is larger at weight decay 0 than at 1e-3, on both tasks",
+        criterion="lead = median over seeds and widths >= 256 of log10(best c3 rival) - log10(rank-sparse "
+        "bound); on every task where the lead at weight decay 1e-3 is > 0 it is smaller at weight decay 0; "
+        "inconclusive when no task has a lead at weight decay > 0. Control: the full-rank cover's lead",
         kind="supporting",
     )
-    lead, still = {}, {}
-    for task in ("digits", "teacher"):
-        for lam in (0.0, hi[0] if hi else cfg.wds[-1]):
-            sel = [r for w in big for r in _select(rows, task=task, width=w, wd=lam, depth=depth)]
-            d = [
-                r["log10_schatten"] - min(r["log10_param_covering"], r["log10_bartlett_spectral"])
-                for r in sel
-            ]
-            lead[f"{task}/wd{lam:g}"] = float(np.median(d))
-            if lam == 0.0:
-                still[task] = f"{sum(x < 0 for x in d)}/{len(d)} nets still won"
+
+    def leads(bound):
+        out = {}
+        for task in ("digits", "teacher"):
+            for lam in (0.0, lam3):
+                sel = [r for w in big for r in _select(rows, task=task, width=w, wd=lam, depth=depth)]
+                out[f"{task}/wd{lam:g}"] = float(
+                    np.median([min(r[f"log10_{x}"] for x in C3_RIVALS) - r[f"log10_{bound}"] for r in sel])
+                )
+        return out
+
+    lead, ctrl_lead = leads("schatten"), leads("full_rank")
+    with_lead = [t for t in ("digits", "teacher") if lead[f"{t}/wd{lam3:g}"] > 0]
+    c5_pass = None if not with_lead else all(lead[f"{t}/wd0"] < lead[f"{t}/wd{lam3:g}"] for t in with_lead)
     c5.judge(
-        all(
-            lead[f"{t}/wd0"] > lead[f"{t}/wd{(hi[0] if hi else cfg.wds[-1]):g}"]
-            for t in ("digits", "teacher")
-        ),
-        measured={"median_log10_gap_to_best_rival": lead, "schatten_wins_at_wd0": still},
-        note=scale_note,
+        c5_pass,
+        measured={"median_lead_log10": lead, "tasks_with_a_lead": with_lead, "control_full_rank_lead": ctrl_lead},
+        note=scale_note + " Nets without weight decay are trained for fewer epochs (cfg.epochs_no_wd).",
+        summary="lead (decades) digits "
+        f"{lead[f'digits/wd{lam3:g}']:+.2f} at wd {lam3:g} vs {lead['digits/wd0']:+.2f} at 0, teacher "
+        f"{lead[f'teacher/wd{lam3:g}']:+.2f} vs {lead['teacher/wd0']:+.2f}; "
+        + ("no lead at wd > 0 on any task: inconclusive" if not with_lead else f"lead on {with_lead}")
+        + f"; control (full rank) at wd {lam3:g}: {ctrl_lead[f'digits/wd{lam3:g}']:+.2f}/"
+        f"{ctrl_lead[f'teacher/wd{lam3:g}']:+.2f}",
     )
 
     metrics = {"sweep_seconds": sweep_s, "runs": rows}
