@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-MODULES = ["algorithm", "baselines", "data", "diffusion", "metrics", "nets", "preferences", "problems"]
+MODULES = ["algorithm", "baselines", "data", "diffusion", "guidance", "metrics", "nets", "preferences", "problems"]
 
 
 @pytest.mark.parametrize("name", MODULES)

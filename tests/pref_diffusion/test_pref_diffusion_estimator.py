@@ -141,3 +141,82 @@ def test_minimize_offline_scores_every_sample():
     assert res.X.shape == (12, 4) and res.F.shape == (12, 2)
     np.testing.assert_allclose(res.F, task.problem.evaluate(res.X))
     assert np.all((res.X >= task.xl) & (res.X <= task.xu))
+
+
+def test_sklearn_clone_and_params():
+    # issue 30: the estimators follow sklearn's parameter protocol, so clone / get_params / set_params work
+    from sklearn.base import clone
+
+    m = PreferenceGuidedDiffusion(hidden=16, metric="hv_contrib", bounds=(0.0, 1.0), random_state=3)
+    c = clone(m)
+    assert c is not m and c.get_params() == m.get_params()
+    assert c.set_params(guidance_scale=5.0) is c and c.guidance_scale == 5.0 and m.guidance_scale == 10.0
+    with pytest.raises(ValueError, match="Invalid parameter"):
+        m.set_params(not_a_param=1)
+    u = clone(UnguidedDiffusion(hidden=8, random_state=1))
+    assert "guidance_scale" not in u.get_params() and u.guidance_scale == 0.0 and u.hidden == 8
+    with pytest.raises(ValueError, match="fixed at 0"):
+        u.set_params(guidance_scale=2.0)
+    with pytest.raises(TypeError, match="unexpected parameter"):
+        UnguidedDiffusion(hiden=8)
+    s = clone(MultiHeadSurrogateNSGA2(hidden=12, n_gen=3))
+    assert (s.hidden, s.n_gen) == (12, 3)
+    assert clone(DataBest()).get_params() == {}
+
+
+def test_fitted_clone_is_unfitted(fitted):
+    from sklearn.base import clone
+
+    with pytest.raises(RuntimeError, match="not fitted"):
+        clone(fitted).sample(2)
+
+
+def test_hv_contrib_metric_reaches_the_pair_sampler(toy, monkeypatch):
+    import neurips25.pref_diffusion.algorithm as alg
+
+    seen = {}
+    real = alg.PairSampler
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(alg, "PairSampler", spy)
+    X, Y = toy
+    PreferenceGuidedDiffusion(metric="hv_contrib", random_state=0, **TINY).fit(X, Y)
+    assert seen["metric"] == "hv_contrib"
+    with pytest.raises(ValueError, match="`metric` must be 'crowding' or 'hv_contrib'"):
+        PreferenceGuidedDiffusion(metric="igd", **TINY).fit(X, Y)
+
+
+def test_constant_column_needs_bounds(toy):
+    # review: a constant design column used to get span 1 silently (samples drifted to x + 1)
+    X, Y = toy
+    Xc = X.copy()
+    Xc[:, 1] = 1.0
+    with pytest.raises(ValueError, match=r"column\(s\) \[1\] are constant.*pass `bounds"):
+        PreferenceGuidedDiffusion(**TINY).fit(Xc, Y)
+    m = PreferenceGuidedDiffusion(bounds=(0.0, 1.0), random_state=0, **TINY).fit(Xc, Y)
+    np.testing.assert_array_equal(m.x_min_[1], 0.0)
+    out = m.sample(64)
+    assert np.all((out[:, 1] >= 0) & (out[:, 1] <= 1))
+    # a column fixed by its bounds (xl == xu) comes back exactly
+    xl, xu = np.zeros(3), np.ones(3)
+    xl[1] = 1.0
+    out = PreferenceGuidedDiffusion(bounds=(xl, xu), random_state=0, **TINY).fit(Xc, Y).sample(16)
+    np.testing.assert_array_equal(out[:, 1], 1.0)
+
+
+def test_numpy_scalar_parameters_are_accepted(toy):
+    X, Y = toy
+    m = PreferenceGuidedDiffusion(
+        n_steps=np.int64(50), sample_steps=np.int32(10), hidden=np.int64(16), epochs=np.int64(1),
+        preference_epochs=np.int64(1), guidance_scale=np.float32(5.0), random_state=np.int64(0),
+    ).fit(X, Y)
+    assert m.sample(np.int64(4), guidance_scale=np.float64(2.0)).shape == (4, 3)
+    with pytest.raises(ValueError, match="`guidance_scale` must be a finite number"):
+        m.sample(4, guidance_scale="2")
+    with pytest.raises(ValueError, match="`threshold` must be a finite number"):
+        PreferenceGuidedDiffusion(threshold=np.nan, **TINY).fit(X, Y)
+    with pytest.raises(ValueError, match="`reuse_reference` must be True or False"):
+        PreferenceGuidedDiffusion(reuse_reference="yes", **TINY).fit(X, Y)

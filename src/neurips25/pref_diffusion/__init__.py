@@ -13,7 +13,12 @@ distance. At sampling time the reverse chain is pushed along the preference grad
               + w beta_t grad_x log P_phi(x_t > r | t),
 
 with the reference r the particle's previous iterate, so designs move towards (and beyond) the best
-data, spread along the front. Reconstructed here (see docs/pref_diffusion.md): the offline datasets
+data, spread along the front. Because r is the previous iterate, its utility was computed one step
+earlier and is reused here (one preference pass fewer per step; the Bradley-Terry weight stays near 0.5,
+so guidance is in effect utility ascent). Constrained pymoo problems are handled by constrained
+dominance in the labels and in selection (``fit(X, Y, cv=...)``).
+
+Reconstructed here (see docs/pref_diffusion.md): the offline datasets
 (generated from pymoo problems and two RE problems, best 40 % pruned), the preference learning rate and
 epoch budgets, the respaced sampler at reduced scales, and the hypervolume reference convention.
 
@@ -40,7 +45,9 @@ from neurips25.pref_diffusion.baselines import (  # noqa: E402
 )
 from neurips25.pref_diffusion.data import OfflineTask, make_offline_task, make_task  # noqa: E402
 from neurips25.pref_diffusion.diffusion import DDPM  # noqa: E402
+from neurips25.pref_diffusion.guidance import PreferenceGuidance  # noqa: E402
 from neurips25.pref_diffusion.metrics import (  # noqa: E402
+    deb_spread,
     hv,
     hv_percentile,
     igd,
@@ -57,8 +64,15 @@ from neurips25.pref_diffusion.preferences import (  # noqa: E402
     diversity_ranks,
     dominance_labels,
     dominates,
+    hv_contributions,
 )
-from neurips25.pref_diffusion.problems import RE21, RE37, get_problem, true_front  # noqa: E402
+from neurips25.pref_diffusion.problems import (  # noqa: E402
+    RE21,
+    RE37,
+    constraint_violation,
+    get_problem,
+    true_front,
+)
 
 __all__ = [
     "PreferenceGuidedDiffusion",
@@ -72,6 +86,7 @@ __all__ = [
     "make_offline_task",
     "make_task",
     "DDPM",
+    "PreferenceGuidance",
     "EpsMLP",
     "PreferenceNet",
     "PairSampler",
@@ -79,7 +94,9 @@ __all__ = [
     "dominance_labels",
     "crowding_distance",
     "diversity_ranks",
+    "hv_contributions",
     "hv",
+    "deb_spread",
     "igd",
     "spread",
     "spacing",
@@ -91,4 +108,5 @@ __all__ = [
     "RE37",
     "get_problem",
     "true_front",
+    "constraint_violation",
 ]

@@ -11,16 +11,25 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import logging
+import numbers
 from typing import Any
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator
 
 from neurips25.pref_diffusion.diffusion import DDPM
+from neurips25.pref_diffusion.guidance import PreferenceGuidance
 from neurips25.pref_diffusion.nets import EpsMLP, PreferenceNet
 from neurips25.pref_diffusion.preferences import PairSampler, diversity_ranks
-from neurips25.pref_diffusion.validation import check_designs, check_pair, check_positive_int
+from neurips25.pref_diffusion.validation import (
+    check_designs,
+    check_pair,
+    check_positive_int,
+    check_violation,
+)
 
 __all__ = ["PreferenceGuidedDiffusion", "Result", "minimize_offline"]
 
@@ -36,7 +45,7 @@ def _seeded(seed: int | None):
     return ctx
 
 
-class PreferenceGuidedDiffusion:
+class PreferenceGuidedDiffusion(BaseEstimator):
     """Preference-guided diffusion for offline multi-objective optimisation (Annadani et al., NeurIPS 2025).
 
     A DDPM prior over the offline designs is steered at sampling time by the gradient of a learned
@@ -58,6 +67,12 @@ class PreferenceGuidedDiffusion:
         Train the preference model only on the best share of the data ("SubCrowding", 0.3 in the paper).
     threshold : float, default=0.0
         Minimum crowding of a same-front partner (diversity labels).
+    metric : {"crowding", "hv_contrib"}, default="crowding"
+        Within-front diversity score of the labels: crowding distance (the official default) or the
+        exclusive hypervolume contribution (the paper's alternative; more informative with 3+ objectives).
+    reuse_reference : bool, default=True
+        Reuse the previous iterate's utility as the reference utility s(r) (one preference pass fewer per
+        step, see :mod:`~neurips25.pref_diffusion.guidance`); False recomputes it, as the official code.
     hidden : int, default=512
         Hidden width of both networks.
     preference_hidden : int, optional
@@ -74,7 +89,8 @@ class PreferenceGuidedDiffusion:
         Reconstructed for CPU budgets: the official code uses 1e-5 for up to 2000 epochs.
     patience : int, default=10
     bounds : tuple of array-like, optional
-        (xl, xu) design bounds. ``fit`` rejects designs outside them; ``sample`` clips to them.
+        (xl, xu) design bounds. ``fit`` rejects designs outside them; ``sample`` clips to them. Needed
+        when a design column is constant in the data: its range is then taken from the bounds.
     random_state : int, optional
         Seeds network initialisation, pair draws, noise and sampling.
 
@@ -84,16 +100,30 @@ class PreferenceGuidedDiffusion:
     preference_model_ : PreferenceNet or None
     ddpm_ : DDPM
     x_min_, x_max_ : ndarray of shape (d,)
-        Per-column range of the training designs (the normalisation to [-1, 1]).
+        Per-column normalisation range to [-1, 1]: the training designs' range (the bounds for a column
+        that is constant in the data).
     reference_ : ndarray of shape (d,)
-        Initial guidance reference: a non-dominated training design, normalised.
+        Initial guidance reference: the best feasible non-dominated training design, normalised.
     history_ : dict
         Training losses per epoch (``"prior"``, ``"preference"``, ``"preference_val"``).
+    guidance_weights_ : ndarray of shape (K, 3)
+        Of the last guided :meth:`sample` call, per reverse step: (t, mean, sd) of the Bradley-Terry
+        weight sigma(s(r) - s(x)) (about 0.5 throughout: the moving reference makes guidance near-plain
+        utility ascent).
 
     Notes
     -----
     Samples live in the data's bounding box (the chain is clamped to [-1, 1]), then are clipped to
     ``bounds``. All ``n`` samples are returned: PGD-MOO scores every generated design, no filtering.
+
+    Constraints: pass the constraint violation of every training design as ``fit(X, Y, cv=...)``
+    (pymoo's CV, 0 = feasible). Labels then follow Deb's constrained dominance (a feasible design is
+    preferred to an infeasible one, and of two infeasible designs the one with the smaller violation),
+    and the initial reference is feasible. Generated designs can still be infeasible: score them with the
+    oracle's constraints (:func:`minimize_offline` returns ``Result.CV``).
+
+    A scikit-learn estimator in its parameter protocol (``get_params`` / ``set_params``,
+    ``sklearn.base.clone``); parameters are validated in :meth:`fit`.
 
     Examples
     --------
@@ -113,6 +143,8 @@ class PreferenceGuidedDiffusion:
         diversity: bool = True,
         subset_ratio: float | None = None,
         threshold: float = 0.0,
+        metric: str = "crowding",
+        reuse_reference: bool = True,
         hidden: int = 512,
         preference_hidden: int | None = None,
         epochs: int = 200,
@@ -130,6 +162,8 @@ class PreferenceGuidedDiffusion:
         self.diversity = diversity
         self.subset_ratio = subset_ratio
         self.threshold = threshold
+        self.metric = metric
+        self.reuse_reference = reuse_reference
         self.hidden = hidden
         self.preference_hidden = preference_hidden
         self.epochs = epochs
@@ -148,7 +182,7 @@ class PreferenceGuidedDiffusion:
             v = getattr(self, p)
             if (
                 isinstance(v, bool)
-                or not isinstance(v, (int, np.integer))
+                or not isinstance(v, numbers.Integral)
                 or v < (2 if p == "n_steps" else 1)
             ):
                 raise ValueError(f"{name}: `{p}` must be a positive integer, got {v!r}")
@@ -156,15 +190,23 @@ class PreferenceGuidedDiffusion:
             check_positive_int(self.sample_steps, "sample_steps")
         if self.preference_hidden is not None:
             check_positive_int(self.preference_hidden, "preference_hidden")
-        if not np.isfinite(self.guidance_scale) or self.guidance_scale < 0:
-            raise ValueError(
-                f"{name}: `guidance_scale` must be a finite number >= 0, got {self.guidance_scale!r}"
-            )
+        for p, lo in (("guidance_scale", 0.0), ("threshold", -np.inf)):
+            v = getattr(self, p)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v < lo:
+                what = "a finite number >= 0" if lo == 0 else "a finite number"
+                raise ValueError(f"{name}: `{p}` must be {what}, got {v!r}")
         for p in ("lr", "preference_lr"):
-            if not getattr(self, p) > 0:
-                raise ValueError(f"{name}: `{p}` must be > 0, got {getattr(self, p)!r}")
-        if self.subset_ratio is not None and not 0 < self.subset_ratio <= 1:
+            v = getattr(self, p)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not v > 0:
+                raise ValueError(f"{name}: `{p}` must be > 0, got {v!r}")
+        if self.subset_ratio is not None and not (
+            isinstance(self.subset_ratio, numbers.Real) and 0 < self.subset_ratio <= 1
+        ):
             raise ValueError(f"{name}: `subset_ratio` must be in (0, 1] or None, got {self.subset_ratio!r}")
+        if self.metric not in ("crowding", "hv_contrib"):
+            raise ValueError(f"{name}: `metric` must be 'crowding' or 'hv_contrib', got {self.metric!r}")
+        if not isinstance(self.reuse_reference, (bool, np.bool_)):
+            raise ValueError(f"{name}: `reuse_reference` must be True or False, got {self.reuse_reference!r}")
 
     def _bounds(self, d: int):
         if self.bounds is None:
@@ -178,7 +220,9 @@ class PreferenceGuidedDiffusion:
         return xl, xu
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, Y, prior: PreferenceGuidedDiffusion | None = None) -> PreferenceGuidedDiffusion:
+    def fit(
+        self, X, Y, prior: PreferenceGuidedDiffusion | None = None, *, cv=None
+    ) -> PreferenceGuidedDiffusion:
         """Fit the prior and the preference model on designs ``X`` (n, d) and objectives ``Y`` (n, m).
 
         Parameters
@@ -188,15 +232,30 @@ class PreferenceGuidedDiffusion:
         prior : PreferenceGuidedDiffusion, optional
             A fitted model trained on the same ``X`` whose diffusion prior is reused instead of training
             a new one (lets several guidance variants share one prior, as in the paper's ablations).
+        cv : array-like of shape (n,), optional
+            Constraint violation of each design (>= 0, 0 = feasible; pymoo's ``CV``). Labels and the
+            reference then follow constrained dominance (see Notes).
         """
         self._check_params()
         X, Y = check_pair(X, Y)
-        xl, xu = self._bounds(X.shape[1])
+        cv = None if cv is None else check_violation(cv, len(X))
+        d = X.shape[1]
+        xl, xu = self._bounds(d)
         if xl is not None:
             check_designs(X, "X", xl, xu)
         self.xl_, self.xu_ = xl, xu
-        self.n_features_in_, self.n_objectives_ = X.shape[1], Y.shape[1]
+        self.n_features_in_, self.n_objectives_ = d, Y.shape[1]
         self.x_min_, self.x_max_ = X.min(0), X.max(0)
+        const = self.x_max_ <= self.x_min_
+        if const.any():
+            cols = np.flatnonzero(const).tolist()
+            if xl is None:
+                raise ValueError(
+                    f"`X` column(s) {cols} are constant in the data, so their range is unknown; pass "
+                    "`bounds=(xl, xu)` to say where designs may vary (or drop the column(s))"
+                )
+            # a column constant in the data varies within its bounds (fixed if xl == xu)
+            self.x_min_[const], self.x_max_[const] = xl[const], xu[const]
         Xn = self._to_model(X)
         rng = np.random.default_rng(self.random_state)
         self.history_ = {"prior": [], "preference": [], "preference_val": []}
@@ -207,12 +266,14 @@ class PreferenceGuidedDiffusion:
             else:
                 self.ddpm_ = DDPM(self.n_steps)
                 self.eps_model_ = self._train_prior(Xn, rng)
-            self.preference_model_ = self._train_preference(Xn, Y, rng) if self._uses_guidance() else None
+            self.preference_model_ = (
+                self._train_preference(Xn, Y, rng, cv) if self._uses_guidance() else None
+            )
         finally:
             ctx.__exit__(None, None, None)
-        # the initial reference of the chain: a non-dominated training design (the official code takes
-        # the last of the best 256)
-        _, _, rank = diversity_ranks(Y)
+        # the initial reference of the chain: the best (feasible) non-dominated training design (the
+        # official code takes the last of the best 256)
+        _, _, rank = diversity_ranks(Y, cv=cv)
         self.reference_ = Xn[np.argmin(rank)]
         return self
 
@@ -229,13 +290,16 @@ class PreferenceGuidedDiffusion:
         self.ddpm_, self.eps_model_ = prior.ddpm_, prior.eps_model_
         self.history_["prior"] = list(prior.history_["prior"])
 
+    def _span(self) -> np.ndarray:
+        # zero only for a column fixed by its bounds (xl == xu): any span maps it back to that value
+        return np.where(self.x_max_ > self.x_min_, self.x_max_ - self.x_min_, 1.0)
+
     def _to_model(self, X: np.ndarray) -> np.ndarray:
-        span = np.where(self.x_max_ > self.x_min_, self.x_max_ - self.x_min_, 1.0)
-        return 2.0 * (X - self.x_min_) / span - 1.0
+        return 2.0 * (X - self.x_min_) / self._span() - 1.0
 
     def _from_model(self, Z: np.ndarray) -> np.ndarray:
-        span = np.where(self.x_max_ > self.x_min_, self.x_max_ - self.x_min_, 1.0)
-        X = (np.clip(Z, -1, 1) + 1.0) / 2.0 * span + self.x_min_
+        X = (np.clip(Z, -1, 1) + 1.0) / 2.0 * self._span() + self.x_min_
+        X = np.where(self.x_max_ > self.x_min_, X, self.x_min_)
         if self.xl_ is not None:
             X = np.clip(X, self.xl_, self.xu_)
         return X
@@ -272,7 +336,9 @@ class PreferenceGuidedDiffusion:
         x2, _ = self.ddpm_.q_sample(data[j], t, generator=gen)
         return torch.nn.functional.cross_entropy(model(x1, x2, t), torch.as_tensor(lab))
 
-    def _train_preference(self, Xn: np.ndarray, Y: np.ndarray, rng: np.random.Generator) -> PreferenceNet:
+    def _train_preference(
+        self, Xn: np.ndarray, Y: np.ndarray, rng: np.random.Generator, cv: np.ndarray | None = None
+    ) -> PreferenceNet:
         mode = "diversity" if self.diversity else "dominance"
         sampler = PairSampler(
             Xn,
@@ -280,6 +346,8 @@ class PreferenceGuidedDiffusion:
             mode=mode,
             threshold=self.threshold,
             subset_ratio=self.subset_ratio,
+            metric=self.metric,
+            cv=cv,
             seed=int(rng.integers(2**31)),
         )
         n = len(sampler)
@@ -326,21 +394,10 @@ class PreferenceGuidedDiffusion:
         return model
 
     # ------------------------------------------------------------------ sampling
-    def _guidance(self):
-        pref = self.preference_model_
-        for p in pref.parameters():  # only input gradients are needed: skip weight gradients
-            p.requires_grad_(False)
-
-        def grad_log_pref(x: torch.Tensor, ref: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-            # g = grad_x log P(x > r | t) = sigmoid(s(r) - s(x)) grad_x s(x); r is held fixed
-            with torch.no_grad():
-                s_r = pref.utility(ref, t)
-            x = x.detach().requires_grad_(True)
-            logp = torch.nn.functional.logsigmoid(pref.utility(x, t) - s_r).sum()
-            (g,) = torch.autograd.grad(logp, x)
-            return g
-
-        return grad_log_pref
+    def _guidance(self, reuse_reference: bool | None = None) -> PreferenceGuidance:
+        """A fresh guidance term for one reverse chain (its reference cache and weight trace are per chain)."""
+        reuse = self.reuse_reference if reuse_reference is None else reuse_reference
+        return PreferenceGuidance(self.preference_model_, reuse_reference=reuse)
 
     def sample(
         self, n: int = 256, guidance_scale: float | None = None, random_state: int | None = None
@@ -352,6 +409,10 @@ class PreferenceGuidedDiffusion:
         if not hasattr(self, "eps_model_"):
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(X, Y) first")
         n = check_positive_int(n, "n")
+        if guidance_scale is not None and (
+            isinstance(guidance_scale, bool) or not isinstance(guidance_scale, numbers.Real)
+        ):
+            raise ValueError(f"`guidance_scale` must be a finite number >= 0, got {guidance_scale!r}")
         w = self.guidance_scale if guidance_scale is None else float(guidance_scale)
         if w < 0 or not np.isfinite(w):
             raise ValueError(f"`guidance_scale` must be a finite number >= 0, got {guidance_scale!r}")
@@ -365,16 +426,27 @@ class PreferenceGuidedDiffusion:
         ref = torch.as_tensor(self.reference_, dtype=torch.float32)[None]
         guidance = self._guidance() if w > 0 else None
         steps = self.sample_steps if self.sample_steps is not None else self.n_steps - 1
-        Z = self.ddpm_.p_sample_guided(
-            self.eps_model_,
-            n,
-            self.n_features_in_,
-            guidance_fn=guidance,
-            w=w,
-            ref=ref,
-            n_steps=steps,
-            generator=gen,
-        )
+        # only input gradients are needed: switch weight gradients off for the chain, then restore
+        pref = self.preference_model_
+        saved = [p.requires_grad for p in pref.parameters()] if guidance is not None else []
+        try:
+            for p in pref.parameters() if guidance is not None else ():
+                p.requires_grad_(False)
+            Z = self.ddpm_.p_sample_guided(
+                self.eps_model_,
+                n,
+                self.n_features_in_,
+                guidance_fn=guidance,
+                w=w,
+                ref=ref,
+                n_steps=steps,
+                generator=gen,
+            )
+        finally:
+            for p, r in zip(pref.parameters() if guidance is not None else (), saved):
+                p.requires_grad_(r)
+        if guidance is not None:
+            self.guidance_weights_ = np.asarray(guidance.weights, dtype=float)
         return self._from_model(Z.numpy().astype(float))
 
 
@@ -382,17 +454,35 @@ class PreferenceGuidedDiffusion:
 class Result:
     """What :func:`minimize_offline` returns, like pymoo's ``Result``.
 
-    Designs ``X`` of shape (n, d) and their exact objectives ``F`` of shape (n, m).
+    Designs ``X`` of shape (n, d), their exact objectives ``F`` of shape (n, m) and, for a constrained
+    problem, their constraint violation ``CV`` of shape (n,) (0 = feasible; None when unconstrained).
     """
 
     X: np.ndarray
     F: np.ndarray
     algorithm: Any = None
+    CV: np.ndarray | None = None
+
+    @property
+    def feasible(self) -> np.ndarray:
+        """Boolean mask (n,) of the feasible designs (all True for an unconstrained problem)."""
+        return np.ones(len(self.X), bool) if self.CV is None else self.CV <= 0
+
+
+def _accepts_cv(algorithm) -> bool:
+    try:
+        return "cv" in inspect.signature(algorithm.fit).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def minimize_offline(task, algorithm, n: int = 256) -> Result:
     """Fit ``algorithm`` on an :class:`~neurips25.pref_diffusion.data.OfflineTask`, sample ``n`` designs and
     score all of them with the task's exact oracle (the only oracle call; PGD-MOO Section 4).
+
+    On a constrained task the data's constraint violation is passed as ``fit(..., cv=task.CV)``; an
+    algorithm whose ``fit`` takes no ``cv`` is refused (ValueError) rather than silently optimising the
+    unconstrained problem. ``algorithm`` is fitted in place (``sklearn.base.clone`` it to keep a copy).
 
     Examples
     --------
@@ -400,12 +490,23 @@ def minimize_offline(task, algorithm, n: int = 256) -> Result:
     >>> task = make_offline_task("zdt1", n=400, n_var=4, seed=0)
     >>> res = minimize_offline(task, PreferenceGuidedDiffusion(hidden=16, epochs=1, preference_epochs=1,
     ...                                                         sample_steps=10, random_state=0), n=8)
-    >>> res.X.shape, res.F.shape
-    ((8, 4), (8, 2))
+    >>> res.X.shape, res.F.shape, res.CV
+    ((8, 4), (8, 2), None)
     """
     n = check_positive_int(n, "n")
+    if not (hasattr(algorithm, "fit") and hasattr(algorithm, "sample")):
+        raise TypeError(f"`algorithm` must have fit(X, Y) and sample(n), got {type(algorithm).__name__}")
     if getattr(algorithm, "bounds", None) is None and hasattr(algorithm, "bounds"):
         algorithm.bounds = (task.xl, task.xu)
-    algorithm.fit(task.X, task.Y)
+    if task.CV is not None:
+        if not _accepts_cv(algorithm):
+            raise ValueError(
+                f"task {task.name!r} has constraints, but `algorithm` {type(algorithm).__name__} takes no "
+                "`cv` in fit() and would ignore them; use an algorithm that handles constraints "
+                "(PreferenceGuidedDiffusion, DataBest)"
+            )
+        algorithm.fit(task.X, task.Y, cv=task.CV)
+    else:
+        algorithm.fit(task.X, task.Y)
     X = check_designs(algorithm.sample(n), "sampled designs")
-    return Result(X=X, F=task.evaluate(X), algorithm=algorithm)
+    return Result(X=X, F=task.evaluate(X), algorithm=algorithm, CV=task.violation(X))

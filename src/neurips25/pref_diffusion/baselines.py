@@ -19,11 +19,17 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator
 from torch import nn
 
 from neurips25.pref_diffusion.algorithm import PreferenceGuidedDiffusion, _seeded
 from neurips25.pref_diffusion.preferences import diversity_ranks
-from neurips25.pref_diffusion.validation import check_designs, check_pair, check_positive_int
+from neurips25.pref_diffusion.validation import (
+    check_designs,
+    check_pair,
+    check_positive_int,
+    check_violation,
+)
 
 __all__ = ["MultiHeadSurrogateNSGA2", "EnsembleSurrogateNSGA2", "UnguidedDiffusion", "DataBest"]
 
@@ -47,7 +53,7 @@ class _Ensemble(nn.Module):
         return torch.cat([net(x) for net in self.models], dim=-1)
 
 
-class _SurrogateNSGA2:
+class _SurrogateNSGA2(BaseEstimator):
     """Shared fit / search logic; subclasses choose the network."""
 
     def __init__(
@@ -71,11 +77,21 @@ class _SurrogateNSGA2:
     def _network(self, d: int, m: int) -> nn.Module:
         raise NotImplementedError
 
-    def fit(self, X, Y):
-        """Train the surrogate on designs ``X`` (n, d) and objectives ``Y`` (n, m) (both min-max scaled)."""
+    def fit(self, X, Y, cv=None):
+        """Train the surrogate on designs ``X`` (n, d) and objectives ``Y`` (n, m) (both min-max scaled).
+
+        ``cv`` (n,), the data's constraint violation, is accepted only when every design is feasible:
+        these baselines model no constraints, so a constrained dataset is refused rather than ignored.
+        """
         for p in ("hidden", "epochs", "batch_size", "n_gen"):
             check_positive_int(getattr(self, p), p)
         X, Y = check_pair(X, Y)
+        if cv is not None and np.any(check_violation(cv, len(X)) > 0):
+            raise ValueError(
+                f"{type(self).__name__} does not model constraints, but `cv` marks "
+                f"{int(np.sum(np.asarray(cv) > 0))} infeasible design(s); use PreferenceGuidedDiffusion "
+                "(fit(..., cv=...)) or DataBest on constrained problems"
+            )
         d = X.shape[1]
         if self.bounds is not None:
             self.xl_, self.xu_ = (np.broadcast_to(np.asarray(b, float), (d,)).copy() for b in self.bounds)
@@ -192,14 +208,26 @@ class UnguidedDiffusion(PreferenceGuidedDiffusion):
     def __init__(self, **kwargs):
         if "guidance_scale" in kwargs:
             raise TypeError("UnguidedDiffusion: `guidance_scale` is fixed at 0")
+        unknown = set(kwargs) - set(self._get_param_names())
+        if unknown:
+            raise TypeError(f"UnguidedDiffusion: unexpected parameter(s) {sorted(unknown)}")
         super().__init__(guidance_scale=0.0, **kwargs)
 
-    def get_params(self) -> dict:
-        return {k: v for k, v in vars(self).items() if not k.endswith("_") and k != "guidance_scale"}
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        # sklearn's parameter protocol: the parent's parameters without the fixed guidance scale
+        return [p for p in PreferenceGuidedDiffusion._get_param_names() if p != "guidance_scale"]
+
+    def set_params(self, **params):
+        if "guidance_scale" in params:
+            raise ValueError("UnguidedDiffusion: `guidance_scale` is fixed at 0")
+        return super().set_params(**params)
 
 
-class DataBest:
+class DataBest(BaseEstimator):
     """D(best): the ``n`` best designs of the data by (non-dominated rank, crowding distance).
+
+    With ``fit(X, Y, cv=...)`` feasible designs rank first (constrained dominance).
 
     Examples
     --------
@@ -207,9 +235,10 @@ class DataBest:
     [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
     """
 
-    def fit(self, X, Y) -> DataBest:
+    def fit(self, X, Y, cv=None) -> DataBest:
         self.X_, self.Y_ = check_pair(X, Y)
-        _, _, self.rank_ = diversity_ranks(self.Y_)
+        cv = None if cv is None else check_violation(cv, len(self.X_))
+        _, _, self.rank_ = diversity_ranks(self.Y_, cv=cv)
         return self
 
     def sample(self, n: int = 256) -> np.ndarray:

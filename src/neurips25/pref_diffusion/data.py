@@ -5,6 +5,10 @@ short NSGA-II run plus uniform random designs. The best ``prune_top`` share of t
 non-dominated rank then crowding, is removed, so the true Pareto front is NOT in the data and an
 offline optimiser has to extrapolate to beat the data's best points. (Off-MOO-Bench removes about the
 top 40 %; the exact share used by the paper is reconstructed, hence a parameter.)
+
+Constrained problems (``problem.has_constraints()``): the task keeps the data's constraint violation
+``CV``; ranking (for pruning, ``best`` and the normalisation) follows constrained dominance, so the
+best *feasible* designs are pruned and infeasible ones stay in the data, ranked last.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import numpy as np
 from pymoo.core.problem import Problem
 
 from neurips25.pref_diffusion.preferences import diversity_ranks
-from neurips25.pref_diffusion.problems import get_problem, true_front
+from neurips25.pref_diffusion.problems import constraint_violation, get_problem, true_front
 from neurips25.pref_diffusion.validation import check_designs, check_positive_int
 
 __all__ = ["OfflineTask", "make_offline_task", "make_task"]
@@ -37,9 +41,12 @@ class OfflineTask:
     xl, xu : ndarray of shape (d,)
         Design bounds.
     ideal, nadir : ndarray of shape (m,)
-        Per-objective min and max of ``Y``: the normalisation of every hypervolume here.
+        Per-objective min and max of ``Y`` (of its feasible rows on a constrained problem): the
+        normalisation of every hypervolume here.
     pf : ndarray of shape (k, m) or None
         Analytic Pareto front where known (ZDT, DTLZ), else None.
+    CV : ndarray of shape (n,) or None
+        Constraint violation of each design (0 = feasible); None for an unconstrained problem.
     """
 
     name: str
@@ -51,6 +58,17 @@ class OfflineTask:
     ideal: np.ndarray
     nadir: np.ndarray
     pf: np.ndarray | None = None
+    CV: np.ndarray | None = None
+
+    @property
+    def constrained(self) -> bool:
+        """Whether the problem has constraints (then ``CV`` is set)."""
+        return self.CV is not None
+
+    def violation(self, X) -> np.ndarray | None:
+        """Exact constraint violation of designs ``X`` (n, d) -> (n,), or None when unconstrained."""
+        X = check_designs(X, "X", self.xl, self.xu)
+        return constraint_violation(self.problem, X)
 
     def pareto_front(self) -> np.ndarray | None:
         """The analytic Pareto front (k, m), or None when unknown."""
@@ -64,9 +82,10 @@ class OfflineTask:
         return np.asarray(self.problem.evaluate(X, return_values_of=["F"]), dtype=float)
 
     def best(self, n: int = 256) -> tuple[np.ndarray, np.ndarray]:
-        """D(best): the ``n`` best data points by (non-dominated rank, crowding), as (X, Y)."""
+        """D(best): the ``n`` best data points by (non-dominated rank, crowding), as (X, Y); feasible
+        designs first on a constrained problem."""
         n = check_positive_int(n, "n")
-        _, _, rank = diversity_ranks(self.Y)
+        _, _, rank = diversity_ranks(self.Y, cv=self.CV)
         idx = np.argsort(rank)[:n]
         return self.X[idx], self.Y[idx]
 
@@ -154,14 +173,22 @@ def make_offline_task(
         parts.append(_nsga2_history(problem, pool_size - n_rand, pop_size=100, seed=seed))
     pool = np.unique(np.clip(np.concatenate(parts), xl, xu), axis=0)
     F = np.asarray(problem.evaluate(pool, return_values_of=["F"]), dtype=float)
-    ok = np.all(np.isfinite(F), axis=1)
+    CV = constraint_violation(problem, pool)
+    ok = np.all(np.isfinite(F), axis=1) & (True if CV is None else np.isfinite(CV))
     pool, F = pool[ok], F[ok]
-    _, _, rank = diversity_ranks(F)
+    CV = None if CV is None else CV[ok]
+    _, _, rank = diversity_ranks(F, cv=CV)
     keep = np.argsort(rank)[int(round(prune_top * len(pool))) :]
     if len(keep) > n:
         keep = rng.choice(keep, size=n, replace=False)
     keep = np.sort(keep)
     X, Y = pool[keep], F[keep]
+    CV = None if CV is None else CV[keep]
+    feas = np.ones(len(Y), bool) if CV is None else CV <= 0
+    if not feas.any():
+        raise ValueError(
+            f"no feasible design among the {len(Y)} kept for {name!r}; lower `prune_top` or raise `n`"
+        )
     return OfflineTask(
         name=name,
         X=X,
@@ -169,9 +196,10 @@ def make_offline_task(
         problem=problem,
         xl=xl,
         xu=xu,
-        ideal=Y.min(0),
-        nadir=Y.max(0),
+        ideal=Y[feas].min(0),
+        nadir=Y[feas].max(0),
         pf=true_front(problem),
+        CV=CV,
     )
 
 

@@ -50,12 +50,17 @@ def non_dominated(F: np.ndarray) -> np.ndarray:
 
 
 def hv(
-    F: np.ndarray, ideal: np.ndarray | None = None, nadir: np.ndarray | None = None, ref_factor: float = 1.1
+    F: np.ndarray,
+    ideal: np.ndarray | None = None,
+    nadir: np.ndarray | None = None,
+    ref_factor: float = 1.1,
+    cv: np.ndarray | None = None,
 ) -> float:
     """Hypervolume of ``F`` (n, m) after min-max normalisation, reference point ``ref_factor`` x nadir.
 
     With ``ideal`` / ``nadir`` omitted, ``F`` is taken as already normalised (nadir = 1). Computed by
-    pymoo's ``HV`` indicator (moocore backend). An empty set has hypervolume 0.
+    pymoo's ``HV`` indicator (moocore backend). An empty set has hypervolume 0. With the constraint
+    violations ``cv`` (n,), only feasible rows (cv = 0) count, as in pymoo.
 
     Examples
     --------
@@ -67,10 +72,16 @@ def hv(
     if not (np.isfinite(ref_factor) and ref_factor > 0):
         raise ValueError(f"`ref_factor` must be a positive number, got {ref_factor!r}")
     F = check_objectives(F, "F", min_rows=0)
+    if cv is not None:
+        from neurips25.pref_diffusion.validation import check_violation
+
+        F = F[check_violation(cv, len(F)) <= 0]
     if ideal is not None or nadir is not None:
         if ideal is None or nadir is None:
             raise ValueError("pass both `ideal` and `nadir`, or neither")
         F = normalize_objectives(F, ideal, nadir)
+        if np.any(np.asarray(nadir, float) <= np.asarray(ideal, float)):
+            raise ValueError("`nadir` must exceed `ideal` in every objective (a zero range cannot be normalised)")
     ref = np.full(F.shape[1], float(ref_factor))
     F = F[np.all(F < ref, axis=1)]
     if len(F) == 0:

@@ -7,13 +7,18 @@ with the lower global rank, so across fronts labels agree with dominance and ins
 the more isolated point. A partner from the anchor's own front is accepted only when its score exceeds
 ``threshold`` (0 by default), which keeps duplicate or fully crowded points from becoming "preferred"
 tie-breaks.
+
+Constraints (pymoo's constraint violation ``cv``, 0 = feasible) follow Deb's constrained dominance: a
+feasible design beats an infeasible one, and of two infeasible designs the smaller violation wins. In the
+ranks, the feasible designs are sorted into fronts first; the infeasible ones come after all of them,
+one "front" per distinct violation value, ascending.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from neurips25.pref_diffusion.validation import check_objectives, check_pair
+from neurips25.pref_diffusion.validation import check_objectives, check_pair, check_violation
 
 __all__ = [
     "dominates",
@@ -25,22 +30,33 @@ __all__ = [
 ]
 
 
-def dominates(Ya: np.ndarray, Yb: np.ndarray) -> np.ndarray:
+def dominates(Ya: np.ndarray, Yb: np.ndarray, cv_a=None, cv_b=None) -> np.ndarray:
     """Row-wise Pareto dominance for minimisation: True where ``Ya[i]`` dominates ``Yb[i]``.
 
-    ``Ya`` and ``Yb`` have shape (n, m) (or broadcast); returns a bool array of shape (n,).
+    ``Ya`` and ``Yb`` have shape (n, m) (or broadcast); returns a bool array of shape (n,). With the
+    constraint violations ``cv_a``, ``cv_b`` (shape (n,), 0 = feasible) it is Deb's constrained dominance:
+    feasible beats infeasible, the smaller violation wins between infeasible designs, and Pareto
+    dominance decides between feasible ones.
     """
     Ya, Yb = np.asarray(Ya, float), np.asarray(Yb, float)
-    return np.all(Ya <= Yb, axis=-1) & np.any(Ya < Yb, axis=-1)
+    pareto = np.all(Ya <= Yb, axis=-1) & np.any(Ya < Yb, axis=-1)
+    if cv_a is None and cv_b is None:
+        return pareto
+    ca = np.zeros(pareto.shape) if cv_a is None else np.asarray(cv_a, float)
+    cb = np.zeros(pareto.shape) if cv_b is None else np.asarray(cv_b, float)
+    fa, fb = ca <= 0, cb <= 0
+    return (fa & ~fb) | (~fa & ~fb & (ca < cb)) | (fa & fb & pareto)
 
 
-def dominance_labels(Y_i: np.ndarray, Y_j: np.ndarray) -> np.ndarray:
+def dominance_labels(Y_i: np.ndarray, Y_j: np.ndarray, cv_i=None, cv_j=None) -> np.ndarray:
     """Label pairs by dominance: 0 where Y_i dominates Y_j, 1 where Y_j dominates Y_i, -1 if incomparable.
 
     Parameters
     ----------
     Y_i, Y_j : ndarray of shape (n, m)
         Objective vectors of the two members of each pair.
+    cv_i, cv_j : ndarray of shape (n,), optional
+        Constraint violations (0 = feasible): constrained dominance (see :func:`dominates`).
 
     Examples
     --------
@@ -51,9 +67,13 @@ def dominance_labels(Y_i: np.ndarray, Y_j: np.ndarray) -> np.ndarray:
     Y_j = check_objectives(Y_j, "Y_j", min_rows=0)
     if Y_i.shape != Y_j.shape:
         raise ValueError(f"`Y_i` and `Y_j` must have the same shape, got {Y_i.shape} and {Y_j.shape}")
+    if (cv_i is None) != (cv_j is None):
+        raise ValueError("pass both `cv_i` and `cv_j`, or neither")
+    if cv_i is not None:
+        cv_i, cv_j = check_violation(cv_i, len(Y_i), "cv_i"), check_violation(cv_j, len(Y_j), "cv_j")
     lab = np.full(len(Y_i), -1, dtype=int)
-    lab[dominates(Y_i, Y_j)] = 0
-    lab[dominates(Y_j, Y_i)] = 1
+    lab[dominates(Y_i, Y_j, cv_i, cv_j)] = 0
+    lab[dominates(Y_j, Y_i, cv_j, cv_i)] = 1
     return lab
 
 
@@ -89,7 +109,9 @@ def hv_contributions(F: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return np.array([total - (ind(np.delete(F, i, axis=0)) if len(F) > 1 else 0.0) for i in range(len(F))])
 
 
-def diversity_ranks(Y: np.ndarray, metric: str = "crowding", ref: np.ndarray | None = None):
+def diversity_ranks(
+    Y: np.ndarray, metric: str = "crowding", ref: np.ndarray | None = None, cv: np.ndarray | None = None
+):
     """Front index, within-front diversity score and global rank of every row of ``Y`` (n, m).
 
     Parameters
@@ -99,6 +121,9 @@ def diversity_ranks(Y: np.ndarray, metric: str = "crowding", ref: np.ndarray | N
     metric : {"crowding", "hv_contrib"}
         Within-front score: crowding distance, or exclusive hypervolume contribution (with reference
         point ``ref``, default 1.1 x the per-objective max of ``Y``).
+    cv : ndarray of shape (n,), optional
+        Constraint violations (0 = feasible). Infeasible rows are ranked after every feasible one, one
+        front per distinct violation value (ascending), with score 0.
 
     Returns
     -------
@@ -119,17 +144,30 @@ def diversity_ranks(Y: np.ndarray, metric: str = "crowding", ref: np.ndarray | N
     Y = check_objectives(Y, "Y")
     if metric not in ("crowding", "hv_contrib"):
         raise ValueError(f"`metric` must be 'crowding' or 'hv_contrib', got {metric!r}")
-    fronts = NonDominatedSorting().do(Y)
     n = len(Y)
+    feas = np.ones(n, bool) if cv is None else check_violation(cv, n) <= 0
+    fidx = np.flatnonzero(feas)
     front = np.empty(n, dtype=int)
-    score = np.empty(n)
-    if metric == "hv_contrib":
-        span = np.maximum(Y.max(0) - Y.min(0), 1e-12)
-        Yn = (Y - Y.min(0)) / span
-        ref = np.full(Y.shape[1], 1.1) if ref is None else (np.asarray(ref, float) - Y.min(0)) / span
-    for k, idx in enumerate(fronts):
-        front[idx] = k
-        score[idx] = crowding_distance(Y[idx]) if metric == "crowding" else hv_contributions(Yn[idx], ref)
+    score = np.zeros(n)
+    n_fronts = 0
+    if len(fidx):
+        Yf = Y[fidx]
+        fronts = NonDominatedSorting().do(Yf)
+        n_fronts = len(fronts)
+        if metric == "hv_contrib":
+            span = np.maximum(Yf.max(0) - Yf.min(0), 1e-12)
+            Yn = (Yf - Yf.min(0)) / span
+            ref = np.full(Y.shape[1], 1.1) if ref is None else (np.asarray(ref, float) - Yf.min(0)) / span
+        for k, idx in enumerate(fronts):
+            front[fidx[idx]] = k
+            score[fidx[idx]] = (
+                crowding_distance(Yf[idx]) if metric == "crowding" else hv_contributions(Yn[idx], ref)
+            )
+    if not feas.all():
+        bad = np.flatnonzero(~feas)
+        # infeasible designs after all fronts, ordered (and tied) by their violation
+        _, level = np.unique(np.asarray(cv, float)[bad], return_inverse=True)
+        front[bad] = n_fronts + level
     # lexsort: last key is primary -> front ascending, then score descending, then index
     order = np.lexsort((np.arange(n), -score, front))
     rank = np.empty(n, dtype=int)
@@ -155,6 +193,8 @@ class PairSampler:
         Keep only the best ``subset_ratio`` share of the data by global rank ("SubCrowding").
     metric : {"crowding", "hv_contrib"}
         Within-front score of the diversity mode.
+    cv : ndarray of shape (n,), optional
+        Constraint violations (0 = feasible): labels follow constrained dominance in both modes.
     seed : int
         Seed of the partner draws.
     max_tries : int
@@ -183,22 +223,25 @@ class PairSampler:
         threshold: float = 0.0,
         subset_ratio: float | None = None,
         metric: str = "crowding",
+        cv: np.ndarray | None = None,
         seed: int = 0,
         max_tries: int = 32,
     ):
         X, Y = check_pair(X, Y)
+        cv = None if cv is None else check_violation(cv, len(X))
         if mode not in ("diversity", "dominance"):
             raise ValueError(f"`mode` must be 'diversity' or 'dominance', got {mode!r}")
         if subset_ratio is not None and not 0 < subset_ratio <= 1:
             raise ValueError(f"`subset_ratio` must be in (0, 1] or None, got {subset_ratio!r}")
         self.mode, self.threshold, self.max_tries = mode, float(threshold), int(max_tries)
-        front, score, rank = diversity_ranks(Y, metric)
+        front, score, rank = diversity_ranks(Y, metric, cv=cv)
         keep = np.arange(len(X))
         if subset_ratio is not None:
             keep = np.argsort(rank)[: max(2, int(round(subset_ratio * len(X))))]
             # ranks are recomputed on the subset so fronts and crowding describe what is sampled
-            front, score, rank = diversity_ranks(Y[keep], metric)
+            front, score, rank = diversity_ranks(Y[keep], metric, cv=None if cv is None else cv[keep])
         self.X, self.Y = X[keep], Y[keep]
+        self.cv = None if cv is None else cv[keep]
         self.front, self.score, self.rank = front, score, rank
         self.rng = np.random.default_rng(seed)
 
@@ -207,13 +250,15 @@ class PairSampler:
 
     def _valid(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         if self.mode == "dominance":
-            return dominates(self.Y[i], self.Y[j]) | dominates(self.Y[j], self.Y[i])
+            ci, cj = (None, None) if self.cv is None else (self.cv[i], self.cv[j])
+            return dominates(self.Y[i], self.Y[j], ci, cj) | dominates(self.Y[j], self.Y[i], cj, ci)
         same = self.front[i] == self.front[j]
         return (i != j) & (~same | (self.score[j] > self.threshold))
 
     def _label(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         if self.mode == "dominance":
-            return (~dominates(self.Y[i], self.Y[j])).astype(np.int64)
+            ci, cj = (None, None) if self.cv is None else (self.cv[i], self.cv[j])
+            return (~dominates(self.Y[i], self.Y[j], ci, cj)).astype(np.int64)
         return (self.rank[i] > self.rank[j]).astype(np.int64)
 
     def draw(self, anchors: np.ndarray | None = None, pool: np.ndarray | None = None):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from pymoo.core.problem import Problem
 
-__all__ = ["RE21", "RE37", "get_problem", "true_front", "PROBLEMS"]
+__all__ = ["RE21", "RE37", "get_problem", "true_front", "constraint_violation", "PROBLEMS"]
 
 
 class RE21(Problem):
@@ -188,3 +188,27 @@ def true_front(problem: Problem, n_partitions: int = 12) -> np.ndarray | None:
     except Exception:  # pymoo raises different errors for problems without a known front
         return None
     return None if pf is None else np.asarray(pf, dtype=float)
+
+
+def constraint_violation(problem: Problem, X: np.ndarray) -> np.ndarray | None:
+    """pymoo's constraint violation of designs ``X`` (n, d) -> (n,) (0 = feasible), or None when
+    ``problem`` has no constraints.
+
+    CV = sum_j max(0, g_j(x)) + sum_k |h_k(x)| (inequalities g <= 0, equalities h = 0, pymoo's default
+    scaling), via :func:`pymoo.core.individual.calc_cv`.
+
+    Examples
+    --------
+    >>> from pymoo.problems import get_problem as pg
+    >>> constraint_violation(pg("bnh"), np.array([[1.0, 1.0], [0.0, 3.0]])).round(3).tolist()
+    [0.0, 0.36]
+    """
+    from pymoo.core.individual import calc_cv
+
+    if not problem.has_constraints():
+        return None
+    X = np.asarray(X, float)
+    G, H = problem.evaluate(X, return_values_of=["G", "H"])
+    G = None if problem.n_ieq_constr == 0 else np.asarray(G, float).reshape(len(X), -1)
+    H = None if problem.n_eq_constr == 0 else np.asarray(H, float).reshape(len(X), -1)
+    return np.asarray(calc_cv(G=G, H=H), dtype=float).reshape(len(X))

@@ -241,6 +241,14 @@ def _run_task_seed(task, cfg: Config, seed: int) -> tuple[dict, dict]:
     for name, fn in samplers.items():
         X = timed(f"sample_{name}", fn)
         res[name], F_all[name] = _evaluate(task, X)
+        if name == "pgd":
+            # the Bradley-Terry weight sigma(s(r) - s(x)) along the chain (about 0.5: see guidance.py)
+            wts = pgd.guidance_weights_
+            res["_bt_weight"] = {
+                "min_mean": float(wts[:, 1].min()),
+                "max_mean": float(wts[:, 1].max()),
+                "max_sd": float(wts[:, 2].max()),
+            }
     res["_times"] = times
     return res, F_all
 
@@ -437,12 +445,26 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         t: {k: float(np.mean([r["_times"][k] for r in per[t]])) for k in per[t][0]["_times"]}
         for t in cfg.tasks
     }
+    bt_weight = {
+        t: {
+            "min_mean": min(r["_bt_weight"]["min_mean"] for r in per[t]),
+            "max_mean": max(r["_bt_weight"]["max_mean"] for r in per[t]),
+            "max_sd": max(r["_bt_weight"]["max_sd"] for r in per[t]),
+        }
+        for t in cfg.tasks
+    }
     (out / "table.json").write_text(
-        json.dumps({"hv_table": table, "times_s": times}, indent=1, default=float)
+        json.dumps({"hv_table": table, "times_s": times, "bt_weight": bt_weight}, indent=1, default=float)
     )
     return Outcome(
         list(claims.values()),
-        metrics={"table": table, "times_s": times, "wall_s": wall, "config": dataclasses.asdict(cfg)},
+        metrics={
+            "table": table,
+            "times_s": times,
+            "bt_weight": bt_weight,
+            "wall_s": wall,
+            "config": dataclasses.asdict(cfg),
+        },
         notes=_note(cfg) + " Full per-method metrics in table.json.",
     )
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-__all__ = ["check_designs", "check_objectives", "check_pair", "check_positive_int"]
+__all__ = ["check_designs", "check_objectives", "check_pair", "check_positive_int", "check_violation"]
 
 
 def _as_2d_float(a, name: str) -> np.ndarray:
@@ -71,8 +73,27 @@ def check_pair(X, Y, x_name: str = "X", y_name: str = "Y", xl=None, xu=None) -> 
     return X, check_objectives(Y, y_name, min_rows=2, min_objectives=2)
 
 
+def check_violation(cv, n: int, name: str = "cv") -> np.ndarray:
+    """Constraint violation ``cv`` as a finite float array of shape (n,) with every entry >= 0."""
+    if hasattr(cv, "detach"):
+        cv = cv.detach().cpu().numpy()
+    try:
+        arr = np.asarray(cv, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"`{name}` must be a numeric array, got {type(cv).__name__}") from err
+    if arr.ndim == 2 and arr.shape[1] == 1:  # pymoo returns CV as a column
+        arr = arr[:, 0]
+    if arr.shape != (n,):
+        raise ValueError(f"`{name}` must have shape ({n},), one violation per design, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"`{name}` contains NaN or inf; constraint violations must be finite")
+    if np.any(arr < 0):
+        raise ValueError(f"`{name}` must be >= 0 (0 = feasible, pymoo's CV), got min {arr.min():.6g}")
+    return arr
+
+
 def check_positive_int(value, name: str) -> int:
     """``value`` as an int >= 1."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
     return int(value)
