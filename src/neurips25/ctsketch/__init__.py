@@ -17,7 +17,8 @@ a Gaussian kernel. The sum of 1,024 digits becomes a 10-level binary tree of two
 Reconstructed here (not confirmed from the paper's full text): the error bound
 ``|<T - T_hat, p_1 o ... o p_k>| <= ||T - T_hat||_F prod ||p_i||_2``; per-node (rather than per-batch)
 kernel widths. Not in the paper, offered as options: ``rebin="moments"`` with ``loss="gaussian_nll"``
-(nodes carry propagated variances) and ``entropy_weight``. See ``docs/ctsketch.md``.
+(nodes carry propagated variances), ``entropy_weight``, and a curriculum over the number of inputs
+(:func:`fit_curriculum`). See ``docs/ctsketch.md``.
 
 Citation::
 
@@ -41,6 +42,7 @@ from neurips25.ctsketch.contract import (  # noqa: E402
     enumeration_memory_bytes,
     error_bound,
 )
+from neurips25.ctsketch.curriculum import CurriculumStage, fit_curriculum  # noqa: E402
 from neurips25.ctsketch.data import DigitTupleDataset, load_digits_split, load_mnist_idx, make_tuples  # noqa: E402
 from neurips25.ctsketch.decompose import (  # noqa: E402
     CPSketch,
@@ -81,6 +83,8 @@ __all__ = [
     "mod_sum_tree",
     "TupleLearner",
     "CTSketchLearner",
+    "CurriculumStage",
+    "fit_curriculum",
     "ExactEnumeration",
     "ReinforceLearner",
     "DigitTupleDataset",
