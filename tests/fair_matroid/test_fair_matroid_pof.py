@@ -188,8 +188,8 @@ def test_rank_oracle_violating_axioms_is_detected():
         price_of_fairness(NotSubmodular(), [{0}, {1}, {2}])
 
 
-def test_exhaustive_tiny_uniform_pof_matches_formula():
-    # U(n, k) with group sizes s: f(S) = min(k, sum s), closed form checked over all small cases
+def test_two_balanced_groups_on_uniform_matroids_cost_nothing():
+    # U(n, k) split in two halves, every small (n, k): the C = 2 identity on the simplest family
     for n, k in itertools.product(range(2, 7), range(1, 5)):
         if k > n:
             continue

@@ -38,7 +38,10 @@ class Matroid:
         if X is not None and not S <= self.ground_set:
             extra = list(S - self.ground_set)[:5]
             raise ValueError(f"X has elements outside the ground set, e.g. {extra}")
-        return int(self._rank(S))
+        v = self._rank(S)
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v != int(v):
+            raise ValueError(f"{type(self).__name__}._rank must return a finite integer; got {v!r}")
+        return int(v)
 
     def is_independent(self, X: Iterable[Hashable]) -> bool:
         S = self.canonical(X)

@@ -90,7 +90,7 @@ def pof_bound_random_coloring(p_max: float, C: int, return_beta: bool = False):
     """
     if isinstance(C, bool) or not isinstance(C, numbers.Integral) or C < 2:
         raise ValueError(f"C must be an integer >= 2; got {C!r}")
-    if not isinstance(p_max, numbers.Real) or not (1 / C - 1e-12 <= p_max <= 1):
+    if not isinstance(p_max, numbers.Real) or not (1 / C - 1e-6 <= p_max <= 1):
         raise ValueError(f"p_max must be a share in [1/C, 1] (the largest of C shares); got {p_max!r}")
     k, q = int(C) - 1, 1.0 - float(p_max)
     if q <= 0:
