@@ -97,3 +97,15 @@ def test_bad_arguments():
         decompose(torch.ones(2, 2), 1, method="ring")
     with pytest.raises(ValueError, match="`n_inputs`"):
         tt_decompose(torch.ones(2, 2), 1, n_inputs=3)
+
+
+def test_n_trials_keeps_the_best_randomized_trial():
+    # review of issue 8, bug 2: with several randomized trials the LOWEST-error sketch must be kept
+    from neurips25.ctsketch.decompose import _tt_svd
+
+    T = torch.randn(8, 8, 8, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    gen = torch.Generator().manual_seed(5)
+    errors = [_tt_svd(T, [2, 2], 3, True, 0, 0, gen).error(T) for _ in range(4)]
+    best = tt_decompose(T, 2, n_trials=4, oversample=0, n_power_iter=0, seed=5)
+    assert len(set(round(e, 12) for e in errors)) > 1  # the trials differ, so the choice matters
+    assert abs(best.error(T) - min(errors)) < 1e-12

@@ -99,3 +99,66 @@ def test_bad_arguments(tree4):
         learner.fit(torch.randn(4, 4, 6), torch.ones(3))
     with pytest.raises(ValueError, match="`entropy_weight`"):
         CTSketchLearner(_net(), tree4, entropy_weight=-1.0)
+
+
+def test_nan_and_out_of_image_labels_are_rejected(tree4):
+    # issue 29: a NaN label used to train silently (loss history [nan]); sums of 4 digits lie in 0..36
+    learner = CTSketchLearner(_net(), tree4)
+    x = torch.randn(3, 4, 6)
+    with pytest.raises(ValueError, match="NaN or infinite labels \\(first at position 1\\)"):
+        learner.fit(x, torch.tensor([3.0, float("nan"), 5.0]))
+    for bad in (-50.0, 400.0, 4.5):
+        with pytest.raises(ValueError, match=f"outside the program's image .*0, 36.*bad label: {bad:g}"):
+            learner.fit(x, torch.tensor([3.0, bad, 5.0]))
+    with pytest.raises(ValueError, match="outside the program's image"):
+        learner.loss(x, torch.tensor([3.0, 37.0, 5.0]))
+    with pytest.raises(ValueError, match="NaN or infinite labels"):
+        ReinforceLearner(_net(), lambda s: s.sum(-1).float(), 10).fit(x, torch.tensor([1.0, float("inf"), 2.0]))
+
+
+def test_wrong_input_width_names_the_width(tree4):
+    # issue 29: 63-feature images gave torch's "mat1 and mat2 shapes cannot be multiplied"
+    learner = CTSketchLearner(_net(), tree4)
+    with pytest.raises(ValueError, match="`x` has input width 5 .* expects 6 features"):
+        learner.loss(torch.randn(2, 4, 5), torch.tensor([3.0, 4.0]))
+    with pytest.raises(ValueError, match="`x` has input width 5"):
+        learner.fit(torch.randn(7, 5), torch.ones(1), index=torch.tensor([[0, 1, 2, 3]]))
+
+    class Wrapped(nn.Module):  # not a Sequential: the deep error is translated instead
+        def __init__(self):
+            super().__init__()
+            self.body = _net()
+
+        def forward(self, x):
+            return self.body(x)
+
+    with pytest.raises(ValueError, match="`perception` failed on inputs of shape \\(5,\\) each \\(input width 5\\)"):
+        CTSketchLearner(Wrapped(), tree4).loss(torch.randn(2, 4, 5), torch.tensor([3.0, 4.0]))
+
+
+def test_interrupted_fit_resumes_to_the_same_parameters(tree4, tmp_path):
+    # issue 29: paper-scale cells checkpoint every epoch; an interruption must not change the result
+    x, y = torch.randn(48, 4, 6), torch.randint(0, 37, (48,)).float()
+    ref = CTSketchLearner(_net(1), tree4)
+    ref.fit(x, y, epochs=3, batch_size=8, seed=4)
+
+    def interrupt(epoch, hist):
+        if epoch == 1:
+            raise KeyboardInterrupt
+
+    ckpt = tmp_path / "cell.pt"
+    with pytest.raises(KeyboardInterrupt):
+        CTSketchLearner(_net(1), tree4).fit(x, y, epochs=3, batch_size=8, seed=4, checkpoint=ckpt, callback=interrupt)
+    resumed = CTSketchLearner(_net(1), tree4)
+    hist = resumed.fit(x, y, epochs=3, batch_size=8, seed=4, checkpoint=ckpt)
+    assert hist["resumed_from"] == 2 and len(hist["loss"]) == 3 and hist["steps"] == 18
+    for pa, pb in zip(ref.parameters(), resumed.parameters()):
+        assert torch.equal(pa, pb)
+    with pytest.raises(ValueError, match="`checkpoint_every`"):
+        resumed.fit(x, y, checkpoint=ckpt, checkpoint_every=0)
+
+
+def test_loss_auto_docstring_warns_about_the_mean_only_l1():
+    # issue 29: "auto" is the paper's L1 on value trees; its docstring must say it constrains only the mean
+    doc = CTSketchLearner.__doc__
+    assert "constrains only each symbol's MEAN" in doc and "72%" in doc and "20%" in doc

@@ -120,3 +120,22 @@ def test_plain_python_program_without_vectorization():
     out = tree(torch.nn.functional.one_hot(digits, 10).double())
     assert out.argmax(-1).tolist() == [7, 9]
     assert tree.evaluate(digits).tolist() == [7.0, 9.0]
+
+
+def test_gradient_through_a_deep_tree_reaches_every_digit_with_slope_one():
+    # issue 29 (review of issue 8, bug 1): at N = 1,024 (10 levels) the root is the expected sum, so
+    # d root / d p_i(v) must be v + const_i for EVERY leaf i; a wrong sigma child, a lost gradient or a
+    # precision loss at a deep level breaks the slope or the linearity
+    tree = sum_tree(1024, n_trials=1, seed=0)
+    assert len(tree.levels) == 10
+    ps = torch.softmax(torch.randn(2, 1024, 10, generator=torch.Generator().manual_seed(0)), -1)
+    ps.requires_grad_(True)
+    out = tree(ps)
+    mean_sum = (ps * torch.arange(10.0)).sum((-1, -2))
+    assert torch.allclose(out, mean_sum, rtol=1e-5)  # interior partial sums: no truncation bias
+    out.sum().backward()
+    v = torch.arange(10.0) - 4.5
+    g = ps.grad - ps.grad.mean(-1, keepdim=True)  # rows sum to 1: only differences matter
+    slope = (g * v).sum(-1) / v.square().sum()
+    assert slope.min() > 0.99 and slope.max() < 1.01, (slope.min(), slope.max())
+    assert (g - slope.unsqueeze(-1) * v).abs().max() < 1e-3  # linear in v, leaf by leaf

@@ -42,14 +42,14 @@ class TupleLearner(nn.Module):
         first = _first_layer(self.perception)
         if isinstance(first, nn.Linear) and x.shape[-1] != first.in_features:
             raise ValueError(
-                f"`x` has input width {x.shape[-1]} (inputs of shape {tuple(x.shape[1:])}) but the "
+                f"`x` has input width {x.shape[-1]} (inputs of shape {tuple(x.shape[1:])} each) but the "
                 f"perception's first Linear layer expects {first.in_features} features"
             )
         try:
             logits = self.perception(x)
         except RuntimeError as err:  # a shape mismatch deep inside the network: name the user's input
             raise ValueError(
-                f"`perception` failed on inputs of shape {tuple(x.shape[1:])} (input width "
+                f"`perception` failed on inputs of shape {tuple(x.shape[1:])} each (input width "
                 f"{x.shape[-1]}): {err}"
             ) from err
         if logits.ndim != 2 or logits.shape[1] != self.n_symbols:

@@ -348,10 +348,14 @@ def sum_tree(
     method: str = "tt",
     sigma="auto",
     rebin: str = "official",
+    n_trials: int = 2,
     seed: int | None = None,
     dtype: torch.dtype = torch.float32,
 ) -> ProgramTree:
     """The paper's sum-of-``n`` tree: a shared two-input sum per level, padded with 0 when needed.
+
+    Arguments are those of :class:`ProgramTree` (the sub-program is ``a + b``, evaluated on numpy
+    arrays, with identity 0 for padding).
 
     Examples
     --------
@@ -371,6 +375,7 @@ def sum_tree(
         rebin=rebin,
         identity=0,
         vectorized=True,
+        n_trials=n_trials,
         seed=seed,
         dtype=dtype,
     )
