@@ -522,16 +522,10 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
     curr: dict = {"curriculum": {}, "curriculum+moments": {}}
     control = None
     for s in progress(seeds, desc="c2 seeds"):
+        # order = priority when a paper-scale run is cut short: the headline cell, then the variants
         for n in sorted(cfg.ns, reverse=True):
-            for variant in ("paper", "moments"):
-                if variant == "paper" or s in vseeds:
-                    runs[variant].setdefault(n, []).append(
-                        cells.get(f"{variant}-n{n}-s{s}", partial(train_sum, n, s, cfg, data, variant))
-                    )
-            budget = max(runs[v][n][-1]["train_s"] for v in ("paper", "moments") if n in runs[v]
-                         and (v == "paper" or s in vseeds))
-            runs["reinforce"].setdefault(n, []).append(
-                cells.get(f"reinforce-n{n}-s{s}", partial(train_reinforce, n, s, cfg, data, budget))
+            runs["paper"].setdefault(n, []).append(
+                cells.get(f"paper-n{n}-s{s}", partial(train_sum, n, s, cfg, data, "paper"))
             )
             if n == n_top and s in vseeds:
                 for name, lv in (("curriculum", "paper"), ("curriculum+moments", "moments")):
@@ -541,6 +535,16 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
                             s, cfg, data, lv, None if c is None else c.with_suffix(""), s == seed
                         ),
                     )
+            if s in vseeds:
+                runs["moments"].setdefault(n, []).append(
+                    cells.get(f"moments-n{n}-s{s}", partial(train_sum, n, s, cfg, data, "moments"))
+                )
+            # REINFORCE gets the wall clock of the slowest CTSketch run it is compared with
+            budget = max(runs[v][n][-1]["train_s"] for v in ("paper", "moments") if n in runs[v]
+                         and (v == "paper" or s in vseeds))
+            runs["reinforce"].setdefault(n, []).append(
+                cells.get(f"reinforce-n{n}-s{s}", partial(train_reinforce, n, s, cfg, data, budget))
+            )
         if control is None:
             control = cells.get(f"control-n{n0}-s{s}", partial(train_sum, n0, s, cfg, data, "paper",
                                                                shuffle_labels=True))
