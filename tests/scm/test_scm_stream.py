@@ -96,3 +96,71 @@ def test_stopping_criteria_bad_arguments(monitor):
     crit = SCMStoppingCriteria(monitor, DelayKPolicy(), 1)
     with pytest.raises(ValueError, match="batch size 1"):
         crit(torch.ones(2, 3, dtype=torch.long))
+
+
+def _deep_lm(n_layers=3):
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.LlamaConfig(vocab_size=40, hidden_size=16, intermediate_size=32, num_hidden_layers=n_layers,
+                                   num_attention_heads=2, num_key_value_heads=2, tie_word_embeddings=False)
+    torch.manual_seed(1)
+    return transformers.LlamaForCausalLM(cfg).eval()
+
+
+def _monitor_on_first_layers(lm, n, bias=None):
+    import copy
+
+    from neurips25.scm import truncate_layers
+
+    torch.manual_seed(2)
+    mon = StreamingContentMonitor(truncate_layers(copy.deepcopy(lm.model), n)).eval()
+    if bias is not None:
+        with torch.no_grad():
+            mon.token_head.bias.copy_(torch.tensor(bias))
+    return mon
+
+
+def test_shared_backbone_scores_equal_the_monitors_own_session():
+    lm = _deep_lm(3)
+    mon = _monitor_on_first_layers(lm, 2)
+    ids = torch.tensor([[1, 5, 6, 7]])
+    kw = dict(attention_mask=torch.ones_like(ids), max_new_tokens=12, min_new_tokens=12, do_sample=False,
+              pad_token_id=0)
+    never = DelayKPolicy(10**6, 0.5)
+    own = SCMStoppingCriteria(mon, never, prompt_length=4)
+    out_own = lm.generate(ids, stopping_criteria=[own], **kw)
+    with SCMStoppingCriteria(mon, never, prompt_length=4, generator=lm) as shared:
+        out_shared = lm.generate(ids, stopping_criteria=[shared], **kw)
+    assert torch.equal(out_own, out_shared)  # watching changes nothing in the generation
+    # the shared tap has scored every token but the last (its hidden state comes with the next forward)
+    assert len(own.session.probs) == 12 and len(shared.session.probs) == 11
+    assert np.max(np.abs(np.array(shared.session.probs) - np.array(own.session.probs[:11]))) <= 1e-5
+    assert not lm.model.layers[1]._forward_hooks  # removed on exit
+
+
+def test_shared_backbone_stops_one_token_later():
+    lm = _deep_lm(3)
+    mon = _monitor_on_first_layers(lm, 2, bias=[0.0, 20.0])  # every token harmful
+    ids = torch.tensor([[1, 5, 6]])
+    kw = dict(attention_mask=torch.ones_like(ids), max_new_tokens=20, do_sample=False, pad_token_id=0)
+    own = SCMStoppingCriteria(mon, DelayKPolicy(4, 0.5), prompt_length=3)
+    assert lm.generate(ids, stopping_criteria=[own], **kw).shape[1] - 3 == 4
+    with SCMStoppingCriteria(mon, DelayKPolicy(4, 0.5), prompt_length=3, generator=lm) as shared:
+        out = lm.generate(ids, stopping_criteria=[shared], **kw)
+    assert out.shape[1] - 3 == 5 and shared.stopped and shared.session.stopped_at == 4
+
+
+def test_shared_backbone_refused_when_weights_differ():
+    lm = _deep_lm(3)
+    mon = _monitor_on_first_layers(lm, 2)
+    with torch.no_grad():
+        mon.backbone.layers[1].mlp.up_proj.weight.add_(1e-3)
+    with pytest.raises(ValueError, match="does not share the monitor's backbone"):
+        SCMStoppingCriteria(mon, DelayKPolicy(), 3, generator=lm)
+    heads_only = StreamingContentMonitor(None, hidden_size=16)
+    with pytest.raises(ValueError, match="Llama-style decoders"):
+        SCMStoppingCriteria(heads_only, DelayKPolicy(), 3, generator=lm)
+    crit = SCMStoppingCriteria(_monitor_on_first_layers(lm, 2), DelayKPolicy(), 3, generator=lm)
+    crit.close()
+    assert not lm.model.layers[1]._forward_hooks
+    with pytest.raises(RuntimeError, match="closed"):
+        crit(torch.tensor([[1, 2, 3, 4]]))

@@ -126,7 +126,16 @@ class RayExecutor:
         if self.address:
             ray.init(address=self.address, **kwargs)
         else:
-            ray.init(num_cpus=self.num_cpus, **kwargs)
+            # Ray waits a fixed 30 s for a new local node's raylet; on a loaded 2-core machine that can run out,
+            # so a local instance gets up to three tries
+            for attempt in range(3):
+                try:
+                    ray.init(num_cpus=self.num_cpus, **kwargs)
+                    break
+                except Exception as err:  # noqa: BLE001  (Ray raises a bare Exception for this timeout)
+                    if "timed out during startup" not in str(err) or attempt == 2:
+                        raise
+                    ray.shutdown()
         self._started_here = True
 
     def shutdown(self) -> None:

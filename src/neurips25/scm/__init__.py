@@ -39,7 +39,14 @@ from neurips25.scm.evaluate import (
 )
 from neurips25.scm.losses import logic_consistency_loss, scm_loss
 from neurips25.scm.model import SCMOutput, StreamingContentMonitor
-from neurips25.scm.stream import DelayKPolicy, SCMStoppingCriteria, StepResult, StreamSession
+from neurips25.scm.stream import (
+    DelayKPolicy,
+    SCMStoppingCriteria,
+    ScoreTally,
+    SharedBackboneTap,
+    StepResult,
+    StreamSession,
+)
 from neurips25.scm.train import (
     HiddenSet,
     cache_hidden_states,
@@ -56,6 +63,6 @@ __all__ = [
     "f1_scores", "full_detection_report", "partial_detection_report", "select_k", "stop_positions",
     "logic_consistency_loss", "scm_loss",
     "SCMOutput", "StreamingContentMonitor",
-    "DelayKPolicy", "SCMStoppingCriteria", "StepResult", "StreamSession",
+    "DelayKPolicy", "SCMStoppingCriteria", "ScoreTally", "SharedBackboneTap", "StepResult", "StreamSession",
     "HiddenSet", "cache_hidden_states", "score_hidden", "score_samples", "train_end_to_end", "train_heads",
 ]

@@ -61,7 +61,25 @@ class StepResult(NamedTuple):
     stop: bool
 
 
-class StreamSession:
+class ScoreTally:
+    """The running record of one watched response: every token's ``p_harm``, the harmful count, the stop."""
+
+    def __init__(self, policy: DelayKPolicy):
+        self.policy = policy
+        self.probs: list[float] = []
+        self.harmful_count = 0
+        self.stopped_at = 0  # 1-based response position where the policy fired, 0 while it has not
+
+    def record(self, p: float) -> StepResult:
+        self.probs.append(float(p))
+        if p >= self.policy.threshold:
+            self.harmful_count += 1
+        if not self.stopped_at and self.harmful_count >= self.policy.k:
+            self.stopped_at = len(self.probs)
+        return StepResult(float(p), self.harmful_count, bool(self.stopped_at))
+
+
+class StreamSession(ScoreTally):
     """Incremental scoring of one response: the prompt is encoded once, then one cached step per token.
 
     Build it with :meth:`StreamingContentMonitor.start`. ``step(token_id)`` feeds one response token and returns
@@ -83,10 +101,8 @@ class StreamSession:
         if ids.ndim != 1 or ids.dtype not in (torch.int64, torch.int32):
             raise ValueError(f"`prompt_ids` must be a 1-D sequence of token ids; got shape {tuple(ids.shape)} "
                              f"{ids.dtype}")
-        self.monitor, self.policy = monitor, policy
-        self.probs: list[float] = []
-        self.harmful_count = 0
-        self.stopped_at = 0  # 1-based response position where the policy fired, 0 while it has not
+        super().__init__(policy)
+        self.monitor = monitor
         with torch.no_grad():
             _, self._cache = call_backbone(monitor.backbone, ids.long()[None], use_cache=True)
         if self._cache is None:
@@ -107,13 +123,77 @@ class StreamSession:
                                        use_cache=True)
         logits = self.monitor.token_head(h[0, -1])
         self.monitor.train(was_training)
-        p = float(logits.softmax(-1)[1])
-        self.probs.append(p)
-        if p >= self.policy.threshold:
-            self.harmful_count += 1
-        if not self.stopped_at and self.harmful_count >= self.policy.k:
-            self.stopped_at = len(self.probs)
-        return StepResult(p, self.harmful_count, bool(self.stopped_at))
+        return self.record(float(logits.softmax(-1)[1]))
+
+
+def _decoder(model):
+    """``(layers, final norm, embeddings)`` of a Llama-style decoder or its ``...ForCausalLM`` wrapper."""
+    base = getattr(model, "model", model)
+    layers, norm = getattr(base, "layers", None), getattr(base, "norm", None)
+    if not isinstance(layers, torch.nn.ModuleList) or norm is None:
+        return None
+    return layers, norm, getattr(base, "embed_tokens", None)
+
+
+def _same_weights(a, b) -> bool:
+    sa, sb = a.state_dict(), b.state_dict()
+    return list(sa) == list(sb) and all(sa[k].shape == sb[k].shape and torch.equal(sa[k], sb[k]) for k in sa)
+
+
+class SharedBackboneTap:
+    """Reads the generator's own hidden states at the monitor's last layer: no second backbone pass.
+
+    A monitor whose (frozen) backbone is the first ``n`` layers of the generating LM would recompute, for every
+    new token, what the generator has just computed. This tap hooks the generator's layer ``n``, applies the
+    monitor's final norm and token head to its output, and so costs two small matrix products per token.
+    Refused (ValueError) unless the monitor's embeddings, layers and norm equal the generator's first ``n``
+    layers weight for weight (a LoRA or fine-tuned monitor backbone must run its own session instead).
+    """
+
+    def __init__(self, monitor, generator, prompt_length: int, policy: DelayKPolicy):
+        mon_parts, gen_parts = _decoder(getattr(monitor, "backbone", None)), _decoder(generator)
+        if mon_parts is None or gen_parts is None:
+            raise ValueError("`generator` sharing needs Llama-style decoders (`.layers` and `.norm`) in both the "
+                             "monitor's backbone and the generator")
+        (m_layers, m_norm, m_emb), (g_layers, g_norm, g_emb) = mon_parts, gen_parts
+        n = len(m_layers)
+        same = (n <= len(g_layers) and _same_weights(m_norm, g_norm)
+                and (m_emb is None or g_emb is None or _same_weights(m_emb, g_emb))
+                and all(_same_weights(a, b) for a, b in zip(m_layers, g_layers[:n])))
+        if not same:
+            raise ValueError(f"`generator` does not share the monitor's backbone: its first {n} layers, embeddings "
+                             "and final norm must equal the monitor's weight for weight (pass generator=None to "
+                             "run the monitor's own backbone)")
+        self.monitor, self.norm, self.prompt_length = monitor, m_norm, int(prompt_length)
+        self.tally = ScoreTally(policy)
+        self._chunks: list[torch.Tensor] = []
+        self._seen = 0  # positions the generator has run through layer n so far
+        self._hook = g_layers[n - 1].register_forward_hook(self._capture)
+
+    def _capture(self, module, inputs, output) -> None:
+        h = output[0] if isinstance(output, tuple) else output
+        if h.shape[0] != 1:
+            raise ValueError(f"SCMStoppingCriteria supports batch size 1; the generator ran {h.shape[0]} rows")
+        self._chunks.append(h.detach()[0])
+
+    @torch.no_grad()
+    def update(self) -> None:
+        """Score the response positions the generator ran since the last call."""
+        for h in self._chunks:
+            first = max(self.prompt_length - self._seen, 0)
+            if first < len(h):
+                probs = self.monitor.token_head(self.norm(h[first:])).softmax(-1)[:, 1].tolist()
+                for p in probs:
+                    if self.tally.record(p).stop:
+                        break
+            self._seen += len(h)
+        self._chunks.clear()
+
+    def close(self) -> None:
+        """Remove the hook from the generator (idempotent)."""
+        if self._hook is not None:
+            self._hook.remove()
+            self._hook = None
 
 
 class SCMStoppingCriteria:
@@ -127,20 +207,38 @@ class SCMStoppingCriteria:
         The (k, tau) rule, chosen on validation data.
     prompt_length : int
         Number of prompt tokens in ``input_ids`` (everything after them is the answer being watched).
+    generator : PreTrainedModel, optional
+        The generating LM, when the monitor's frozen backbone is its first ``n`` layers (the usual set-up: a
+        monitor reading layer ``n`` of the model it guards). The monitor then reads the generator's own hidden
+        states through a forward hook (:class:`SharedBackboneTap`) instead of running its backbone again:
+        the monitoring cost per token falls from ``n / L`` of a decoding step to two small matrix products.
+        A token's hidden state exists only once the generator has run it, i.e. in the forward pass that
+        produces the next token, so the stop comes one token later than with ``generator=None`` (the scores
+        themselves are the same). Use it as a context manager, or call :meth:`close`, to remove the hook.
 
     Notes
     -----
     Works with batch size 1 and each new token fed once (greedy or sampling, no beam search). After
-    ``generate`` returns, ``session`` holds the scores and ``stopped`` says whether the monitor cut the answer.
+    ``generate`` returns, ``session`` holds the scores (``probs``, ``harmful_count``, ``stopped_at``) and
+    ``stopped`` says whether the monitor cut the answer.
+
+    Examples
+    --------
+    >>> with SCMStoppingCriteria(monitor, DelayKPolicy(2, 0.7), ids.shape[1], generator=lm) as crit:  # doctest: +SKIP
+    ...     out = lm.generate(ids, stopping_criteria=[crit], max_new_tokens=64)
     """
 
-    def __init__(self, monitor, policy: DelayKPolicy, prompt_length: int):
+    def __init__(self, monitor, policy: DelayKPolicy, prompt_length: int, generator=None):
         if isinstance(prompt_length, bool) or not isinstance(prompt_length, numbers.Integral) or prompt_length < 1:
             raise ValueError(f"`prompt_length` must be an integer >= 1; got {prompt_length!r}")
         if not isinstance(policy, DelayKPolicy):
             raise TypeError(f"`policy` must be a DelayKPolicy; got {type(policy).__name__}")
         self.monitor, self.policy, self.prompt_length = monitor, policy, int(prompt_length)
-        self.session: StreamSession | None = None
+        self.session: ScoreTally | None = None
+        self.tap = None
+        if generator is not None:
+            self.tap = SharedBackboneTap(monitor, generator, self.prompt_length, policy)
+            self.session = self.tap.tally
 
     @property
     def stopped(self) -> bool:
@@ -149,6 +247,11 @@ class SCMStoppingCriteria:
     def __call__(self, input_ids: torch.LongTensor, scores=None, **kwargs) -> torch.BoolTensor:
         if input_ids.ndim != 2 or input_ids.shape[0] != 1:
             raise ValueError(f"SCMStoppingCriteria supports batch size 1; got input_ids {tuple(input_ids.shape)}")
+        if self.tap is not None:
+            if self.tap._hook is None:
+                raise RuntimeError("this SCMStoppingCriteria was closed; make a new one for each generate call")
+            self.tap.update()
+            return torch.tensor([self.stopped], dtype=torch.bool)
         if self.session is None:
             self.session = self.monitor.start(input_ids[0, : self.prompt_length], self.policy)
         fed = self.prompt_length + len(self.session.probs)
@@ -156,3 +259,14 @@ class SCMStoppingCriteria:
             if self.session.step(tok).stop:
                 break
         return torch.tensor([self.stopped], dtype=torch.bool)
+
+    def close(self) -> None:
+        """Remove the generator hook of a shared-backbone criterion (no-op otherwise)."""
+        if self.tap is not None:
+            self.tap.close()
+
+    def __enter__(self) -> SCMStoppingCriteria:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
