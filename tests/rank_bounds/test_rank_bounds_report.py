@@ -73,6 +73,33 @@ def test_bad_inputs(fitted):
         GeneralizationReport(net, X, y)
 
 
+def test_dataloader_input_equals_tensors(fitted):
+    # issue 34: a DataLoader of (x, y) batches is read in full and gives the same bounds
+    net, X, y = fitted
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, y), batch_size=32)
+    a = GeneralizationReport(net, X, y, margin=0.05).compute()
+    b = GeneralizationReport(net, loader, margin=0.05).compute()
+    assert {k: v.value for k, v in a.items()} == {k: v.value for k, v in b.items()}
+    with pytest.raises(ValueError, match="`y` must be None when `X` is a DataLoader"):
+        GeneralizationReport(net, loader, y)
+    with pytest.raises(TypeError, match=r"must yield \(x, y\) batches"):
+        GeneralizationReport(net, [X[:4], X[4:8]])
+    with pytest.raises(ValueError, match="`y` is required"):
+        GeneralizationReport(net, X)
+
+
+def test_empty_model_and_wrong_input_width_are_clear_errors(fitted):
+    # issue 34: these raised a bare StopIteration and a raw matmul RuntimeError
+    net, X, y = fitted
+    with pytest.raises(ValueError, match="`model` has no parameters"):
+        GeneralizationReport(torch.nn.Sequential(), X, y)
+    with pytest.raises(ValueError, match=r"`X` with per-sample shape \(5,\) does not fit `model` \(its first "
+                       r"layer expects 6 input features\)"):
+        GeneralizationReport(net, torch.randn(80, 5), y)
+    with pytest.raises(TypeError, match="`model` must be a torch.nn.Module"):
+        GeneralizationReport(lambda x: x, X, y)
+
+
 def test_smoke_reproduction(tmp_path):
     res = run_one("rank_bounds", "smoke", 0, str(tmp_path))
     assert res["status"] == "ok", res["error"]

@@ -227,7 +227,7 @@ class GeneralizationReport:
     >>> X = torch.randn(64, 4); y = net(X).argmax(1)
     >>> res = GeneralizationReport(net, X, y).compute()
     >>> sorted(res)[:3]
-    ['bartlett_spectral', 'exact_rank', 'golowich_frobenius']
+    ['bartlett_spectral', 'exact_rank', 'full_rank']
     """
 
     def __init__(

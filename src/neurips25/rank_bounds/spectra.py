@@ -175,7 +175,8 @@ def schatten_quasi_norm(W, p: float) -> float:
 def effective_rank(W, p: float) -> float:
     """Schatten-p effective rank ``r_p(W) = sum_i (sigma_i / sigma_1)^p = (||W||_{S_p} / ||W||_sigma)^p``.
 
-    Lies in ``[1, rank(W)]``; tends to ``rank(W)`` as ``p -> 0`` and is the stable rank at ``p = 2``.
+    Lies in ``[1, rank(W)]`` for a non-zero ``W`` (0 for the zero matrix); tends to ``rank(W)`` as ``p -> 0``
+    and is the stable rank at ``p = 2``.
     This is the quantity the reconstructed bound (``bounds.schatten_rank_bound``) charges per layer.
 
     Parameters
