@@ -140,7 +140,8 @@ class TupleLearner(nn.Module):
         dict
             ``loss`` (mean per epoch), ``epoch_time`` (seconds), ``steps``, ``stopped_early``,
             ``resumed_from`` (epochs restored from ``checkpoint``; 0 when it started fresh) and
-            ``train_s`` (seconds of training, summed over interrupted and resumed parts).
+            ``train_s`` / ``train_cpu_s`` (wall / CPU seconds of training, summed over interrupted and
+            resumed parts).
         """
         n_tuples = index.shape[0] if index is not None else x.shape[0]
         if not isinstance(y, torch.Tensor) or y.ndim != 1 or y.shape[0] != n_tuples:
@@ -156,6 +157,7 @@ class TupleLearner(nn.Module):
         gen = torch.Generator().manual_seed(int(seed) if seed is not None else 0)
         hist: dict = {
             "loss": [], "epoch_time": [], "steps": 0, "stopped_early": False, "resumed_from": 0, "train_s": 0.0,
+            "train_cpu_s": 0.0,
         }
         start = 0
         if checkpoint is not None:
@@ -165,9 +167,10 @@ class TupleLearner(nn.Module):
                 self.load_state_dict(state["model"])
                 opt.load_state_dict(state["optimizer"])
                 gen.set_state(state["generator"])
-                hist.update({k: state["history"][k] for k in ("loss", "epoch_time", "steps", "train_s")})
+                hist.update({k: state["history"][k] for k in _RESUMED})
                 start = hist["resumed_from"] = len(hist["loss"])
         t_start = time.perf_counter() - hist["train_s"]
+        cpu_start = time.process_time() - hist["train_cpu_s"]
         self.train()
         for epoch in range(start, epochs):
             t0 = time.perf_counter()
@@ -188,6 +191,7 @@ class TupleLearner(nn.Module):
             hist["loss"].append(float(np.mean(losses)))
             hist["epoch_time"].append(time.perf_counter() - t0)
             hist["train_s"] = time.perf_counter() - t_start
+            hist["train_cpu_s"] = time.process_time() - cpu_start
             if checkpoint is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
                 _save_checkpoint(checkpoint, self, opt, gen, hist)
             if callback is not None:
@@ -203,6 +207,9 @@ class TupleLearner(nn.Module):
             raise ValueError(f"`y` holds NaN or infinite labels (first at position {bad})")
 
 
+_RESUMED = ("loss", "epoch_time", "steps", "train_s", "train_cpu_s")  # history kept in a checkpoint
+
+
 def _first_layer(module: nn.Module) -> nn.Module | None:
     """The first leaf module of a (nested) ``nn.Sequential``; None for other containers."""
     while isinstance(module, nn.Sequential) and len(module):
@@ -213,7 +220,7 @@ def _first_layer(module: nn.Module) -> nn.Module | None:
 def _save_checkpoint(path: Path, learner: nn.Module, opt, gen: torch.Generator, hist: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    history = {k: hist[k] for k in ("loss", "epoch_time", "steps", "train_s")}
+    history = {k: hist[k] for k in _RESUMED}
     torch.save(
         {"model": learner.state_dict(), "optimizer": opt.state_dict(), "generator": gen.get_state(),
          "history": history},

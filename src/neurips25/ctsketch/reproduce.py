@@ -263,6 +263,7 @@ def train_sum(n: int, seed: int, cfg: Config, data, variant: str, ckpt, shuffle_
         "acc": digit_accuracy(net, x_te, y_te),
         "init_acc": init_acc,
         "train_s": hist["train_s"],
+        "train_cpu_s": hist["train_cpu_s"],
         "steps": hist["steps"],
         "final_loss": hist["loss"][-1],
         "resumed_from_epoch": hist["resumed_from"],
@@ -280,7 +281,7 @@ def train_reinforce(n: int, seed: int, cfg: Config, data, budget_s: float, ckpt)
         time_budget=budget_s, checkpoint=ckpt,
     )
     return {"acc": digit_accuracy(net, x_te, y_te), "steps": hist["steps"], "train_s": hist["train_s"],
-            "budget_s": budget_s}
+            "train_cpu_s": hist["train_cpu_s"], "budget_s": budget_s}
 
 
 def _sum_program(symbols: torch.Tensor) -> torch.Tensor:
@@ -300,7 +301,8 @@ def train_curriculum(seed: int, cfg: Config, data, loss_variant: str, ckpt_dir, 
 
     def after(i: int, learner, hist: dict) -> None:
         n = cfg.curriculum_ns[i]
-        row = {"acc": digit_accuracy(net, x_te, y_te), "steps": hist["steps"], "train_s": hist["train_s"]}
+        row = {"acc": digit_accuracy(net, x_te, y_te), "steps": hist["steps"], "train_s": hist["train_s"],
+               "train_cpu_s": hist["train_cpu_s"]}
         if time_cost:
             row["contract_s_per_example"] = contraction_cost(net, n, cfg, data, seed)
         per_stage[str(n)] = row
