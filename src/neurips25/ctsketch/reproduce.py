@@ -22,6 +22,7 @@ configuration and the package's source, so an interrupted run resumes where it s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -140,6 +141,12 @@ CONFIGS = {
 }
 
 
+@functools.cache
+def _sum_tree(n: int, rebin: str, seed: int) -> ProgramTree:
+    """Sketched sum trees are fixed (frozen buffers): build each once per process (N = 1,024 takes seconds)."""
+    return sum_tree(n, rebin=rebin, seed=seed)
+
+
 def perception(seed: int) -> nn.Module:
     """A small MLP on flattened 8x8 images (about 17k parameters)."""
     torch.manual_seed(seed)
@@ -253,7 +260,7 @@ def train_sum(n: int, seed: int, cfg: Config, data, variant: str, ckpt, shuffle_
         sums = sums[torch.randperm(len(sums), generator=torch.Generator().manual_seed(seed + 7))]
     rebin, loss = ("official", "l1") if variant == "paper" else ("moments", "gaussian_nll")
     net = perception(seed)
-    learner = CTSketchLearner(net, sum_tree(n, rebin=rebin, seed=seed), loss=loss)
+    learner = CTSketchLearner(net, _sum_tree(n, rebin, seed), loss=loss)
     init_acc = digit_accuracy(net, x_te, y_te)
     hist = learner.fit(
         x_tr, sums, index=index, epochs=cfg.epochs(cfg.steps), batch_size=cfg.batch, lr=cfg.lr, seed=seed,
@@ -295,7 +302,7 @@ def train_curriculum(seed: int, cfg: Config, data, loss_variant: str, ckpt_dir, 
     stages = []
     for i, (n, steps) in enumerate(zip(cfg.curriculum_ns, cfg.curriculum_steps)):
         index, sums = make_tuples(y_tr, n, cfg.n_tuples, seed + 1000 * i)
-        stages.append(CurriculumStage(sum_tree(n, rebin=rebin, seed=seed), x_tr, sums, index, cfg.epochs(steps)))
+        stages.append(CurriculumStage(_sum_tree(n, rebin, seed), x_tr, sums, index, cfg.epochs(steps)))
     net = perception(seed)
     per_stage: dict = {}
 
@@ -337,7 +344,7 @@ def contraction_cost(net: nn.Module, n: int, cfg: Config, data, seed: int) -> fl
     index, _ = make_tuples(y_te, n, b, seed)
     with torch.no_grad():
         ps0 = torch.softmax(net(x_te), -1)[index]  # [b, n, 10]
-    tree = sum_tree(n, seed=seed)
+    tree = _sum_tree(n, "official", seed)
 
     def once():
         ps = ps0.clone().requires_grad_(True)
