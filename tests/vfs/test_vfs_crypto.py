@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from neurips25.vfs import CostMeter, PaillierBackend, PlaintextBackend
+from neurips25.vfs import CostMeter, EncryptedVector, PaillierBackend, PaillierPublicBackend, PlaintextBackend
 from neurips25.vfs.crypto import make_backend
+
+pytestmark = pytest.mark.filterwarnings("ignore:`key_bits`=512 is below 2048")
 
 
 @pytest.fixture(scope="module")
@@ -29,10 +31,19 @@ def test_paillier_column_sums_and_affine_equal_plaintext(paillier):
     y = rng.integers(0, 2, size=30)
     shift = rng.integers(-50, 50, size=7)
     plain = PlaintextBackend(key_bits=512)
-    got = paillier.decrypt_vector(paillier.affine(paillier.column_sums(paillier.encrypt_vector(y), X), 37, shift))
-    ref = plain.decrypt_vector(plain.affine(plain.column_sums(plain.encrypt_vector(y), X), 37, shift))
+    pub, ppub = paillier.public(), plain.public()
+    enc = pub.rerandomize(pub.affine(pub.column_sums(paillier.encrypt_vector(y), X), 37, shift))
+    got = paillier.decrypt_vector(enc)
+    ref = plain.decrypt_vector(ppub.rerandomize(ppub.affine(ppub.column_sums(plain.encrypt_vector(y), X), 37, shift)))
     oracle = 37 * (X.T @ y) + shift
     assert got.tolist() == ref.tolist() == oracle.tolist()
+
+
+def test_combine_equals_linear_combination(paillier):
+    # guards: Enc(a A + b B) of the padded protocol, with a negative coefficient
+    pub = paillier.public()
+    A, B = paillier.encrypt_vector([3, -4, 0]), paillier.encrypt_vector([1, 2, 5])
+    assert paillier.decrypt_vector(pub.combine(A, 7, B, -3)).tolist() == [18, -34, -15]
 
 
 def test_negative_scale_and_large_values(paillier):
@@ -49,9 +60,11 @@ def test_both_backends_count_identical_costs(paillier):
     y = rng.integers(0, 2, size=20)
     meters = []
     for be in (PlaintextBackend(512), paillier):
-        m = CostMeter()
-        be.decrypt_vector(be.affine(be.column_sums(be.encrypt_vector(y, m), X, m), 3, np.zeros(5, int), m), m)
+        m, pub = CostMeter(), be.public()
+        enc = pub.rerandomize(pub.affine(pub.column_sums(be.encrypt_vector(y, m), X, m), 3, np.zeros(5, int), m), m)
+        be.decrypt_vector(enc, m)
         meters.append(m.as_dict())
+    assert meters[0]["rerandomizations"] == 5
     assert meters[0] == meters[1]
 
 
@@ -77,6 +90,47 @@ def test_private_key_is_never_pickled(paillier):
     # guards: "keys are never written to disk unencrypted"
     with pytest.raises(TypeError, match="private key"):
         pickle.dumps(paillier)
+    pickle.dumps(paillier.public())  # the public half holds nothing secret
+
+
+def test_public_backend_cannot_decrypt(paillier):
+    # guards (issue 28): passive parties get n and n^2 only; v1 handed them the key holder's object
+    pub = paillier.public()
+    assert type(pub) is PaillierPublicBackend and not isinstance(pub, PaillierBackend)
+    assert not hasattr(pub, "decrypt_vector") and not hasattr(pub, "_private")
+    n = pub.n
+    held = [v for v in vars(pub).values() if isinstance(v, int)]
+    assert n in held and not [v for v in held if 1 < v < n and n % v == 0]  # no factor of n
+    enc = paillier.encrypt_vector([1])
+    with pytest.raises(AttributeError):
+        pub.decrypt_vector(enc)
+    assert not hasattr(PlaintextBackend().public(), "decrypt_vector")
+
+
+def test_rerandomize_changes_ciphertexts_not_plaintexts(paillier):
+    # guards: returned ciphertexts cannot be linked to the label ciphertexts (empty column is not the trivial 1)
+    pub = paillier.public()
+    enc = pub.column_sums(paillier.encrypt_vector([1, 0]), sp.csc_matrix(np.array([[1, 0], [0, 0]])))
+    assert enc.data[1] == 1  # an empty column before re-randomization
+    again = pub.rerandomize(enc)
+    assert all(a != b for a, b in zip(enc.data, again.data)) and again.data[1] != 1
+    assert paillier.decrypt_vector(again).tolist() == [1, 0]
+
+
+def test_ciphertext_range_checks(paillier):
+    # guards: the passive party refuses values that are not ciphertexts of this key
+    pub = paillier.public()
+    good = paillier.encrypt_vector([1, 0])
+    pub.check_ciphertexts(good, "enc")
+    for bad in ([0, good.data[1]], [pub.n**2, 5], [pub.n, 7]):
+        with pytest.raises(ValueError, match="not a .*ciphertext"):
+            pub.check_ciphertexts(EncryptedVector(bad, good.key_id), "enc")
+
+
+def test_short_keys_warn():
+    pytest.importorskip("phe")
+    with pytest.warns(UserWarning, match="`key_bits`=512 is below 2048"):
+        PaillierBackend(key_bits=512)
 
 
 def test_fresh_encryptions_differ_but_decrypt_equal(paillier):

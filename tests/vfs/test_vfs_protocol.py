@@ -101,7 +101,7 @@ def test_party_bad_inputs():
         ActiveParty(np.zeros(5))
     with pytest.raises(ValueError, match=r"`y` must be binary with values in \{0, 1\}"):
         ActiveParty([0, 1, 2])
-    with pytest.raises(ValueError, match="`negative_sampling_ratio` must be a number > 0"):
+    with pytest.raises(ValueError, match="`negative_sampling_ratio` must be a finite number > 0"):
         ActiveParty([0, 1], negative_sampling_ratio=0)
     with pytest.raises(ValueError, match="must be finite"):
         PassiveParty(np.array([[np.nan, 1.0]]))

@@ -14,6 +14,8 @@ from neurips25.vfs import (
     make_vertical_sparse_classification,
 )
 
+pytestmark = pytest.mark.filterwarnings("ignore:`key_bits`=512 is below 2048")
+
 
 @parametrize_with_checks([VerticalFederatedScreener(group_size=2), OneStageFederatedScreener(), CentralizedSIS()])
 def test_sklearn_compatible(estimator, check):

@@ -11,8 +11,11 @@ Per screened column ``u`` the passive party returns one Paillier ciphertext
 
     Enc(D_u) = n_s * (sum over nonzero u_i of u_i * Enc(y_i))  +  (-n1 * sum_i u_i),
 
-``D_u = n1 n0 (mean_1(u) - mean_0(u))``; the active party decrypts it and ranks columns by a
-pluggable statistic. Costs are counted in ciphertext units by :class:`CostMeter`.
+``D_u = n1 n0 (mean_1(u) - mean_0(u))``, re-randomized before it is returned; the active party
+decrypts it and ranks columns by a pluggable statistic. Passive parties hold only the public half of
+the key (:class:`PaillierPublicBackend`) and validate the label message; an optional padded sample
+hides which rows were sampled. Threat model: semi-honest active party (``docs/vfs.md`` lists what each
+party learns). Costs are counted in ciphertext units by :class:`CostMeter`.
 
 Reconstructed (the paper's full text was not available): the statistic, the group aggregate, the
 subsampling scheme and the keep rules; see ``docs/vfs.md``.
@@ -22,7 +25,14 @@ Cite: Vertical Federated Feature Screening. NeurIPS 2025. https://openreview.net
 The Paillier backend needs the ``fed`` extra (``phe``); the plaintext backend needs only core packages.
 """
 
-from neurips25.vfs.crypto import CostMeter, EncryptedVector, PaillierBackend, PlaintextBackend
+from neurips25.vfs.crypto import (
+    CostMeter,
+    EncryptedVector,
+    PaillierBackend,
+    PaillierPublicBackend,
+    PlaintextBackend,
+    PlaintextPublicBackend,
+)
 from neurips25.vfs.data import VerticalDataset, make_vertical_sparse_classification
 from neurips25.vfs.parties import ActiveParty, LabelMessage, PassiveParty, StatisticMessage
 from neurips25.vfs.protocol import ScreeningResult, run_protocol
@@ -38,8 +48,10 @@ __all__ = [
     "LabelMessage",
     "OneStageFederatedScreener",
     "PaillierBackend",
+    "PaillierPublicBackend",
     "PassiveParty",
     "PlaintextBackend",
+    "PlaintextPublicBackend",
     "ScreeningResult",
     "StatisticMessage",
     "VerticalDataset",

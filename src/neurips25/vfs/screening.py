@@ -26,10 +26,23 @@ __all__ = ["CentralizedSIS", "OneStageFederatedScreener", "VerticalFederatedScre
 
 
 def _is_party_list(X) -> bool:
-    """A list of 2-D blocks (one per party), as opposed to a list of rows."""
-    return (
-        isinstance(X, (list, tuple)) and len(X) > 0 and all(sp.issparse(P) or getattr(P, "ndim", None) == 2 for P in X)
-    )
+    """A list of blocks (one per party), as opposed to a list of rows.
+
+    A list is read as party blocks as soon as one element is a sparse matrix or a 2-D array; every
+    element must then be 2-D, else the error names the party.
+    """
+    if not isinstance(X, (list, tuple)) or not X:
+        return False
+    if not any(sp.issparse(P) or getattr(P, "ndim", None) == 2 for P in X):
+        return False
+    for k, P in enumerate(X):
+        ndim = 2 if sp.issparse(P) else np.ndim(P)
+        if ndim != 2:
+            raise ValueError(
+                f"`X` is a list of party blocks, but the block of party {k} (`X[{k}]`) is {ndim}-D with shape "
+                f"{np.shape(P)}; every party block must be 2-D (n_samples, p_k): use P.reshape(-1, 1) for one column"
+            )
+    return True
 
 
 def _keep_constraint():
@@ -158,7 +171,10 @@ class VerticalFederatedScreener(_BinaryScreener):
         ``"paillier"`` encrypts for real (needs ``phe``); ``"plaintext"`` does the same integer
         arithmetic in the clear and counts the same costs.
     key_bits : int, default=2048
-        Paillier modulus length.
+        Paillier modulus length (below 2048 warns).
+    pad_to : float in (0, 1], default=None
+        Send the passive parties a padded sample of this fraction of the rows, hiding which rows were
+        sampled (1.0: every row, the ids reveal nothing about ``y``); see :class:`~neurips25.vfs.ActiveParty`.
     random_state : int, RandomState or None, default=None
         Drives the negative sampling.
 
@@ -205,6 +221,7 @@ class VerticalFederatedScreener(_BinaryScreener):
         "aggregate": [StrOptions({"sum", "any"})],
         "backend": [StrOptions({"plaintext", "paillier"})],
         "key_bits": [Interval(numbers.Integral, 256, None, closed="left")],
+        "pad_to": [Interval(numbers.Real, 0, 1, closed="right"), None],
         "random_state": ["random_state"],
     }
 
@@ -220,6 +237,7 @@ class VerticalFederatedScreener(_BinaryScreener):
         aggregate="sum",
         backend="plaintext",
         key_bits=2048,
+        pad_to=None,
         random_state=None,
     ):
         self.n_groups_keep = n_groups_keep
@@ -232,6 +250,7 @@ class VerticalFederatedScreener(_BinaryScreener):
         self.aggregate = aggregate
         self.backend = backend
         self.key_bits = key_bits
+        self.pad_to = pad_to
         self.random_state = random_state
 
     _two_stage = True
@@ -287,6 +306,7 @@ class VerticalFederatedScreener(_BinaryScreener):
             key_bits=self.key_bits,
             negative_sampling_ratio=self.negative_sampling_ratio,
             statistic=self.statistic,
+            pad_to=self.pad_to,
             random_state=rng,
         )
         passives = [

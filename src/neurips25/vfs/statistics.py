@@ -15,6 +15,8 @@ it is pluggable (the paper's exact statistic is not known here; reconstructed, s
 - ``"pearson"``: ``|D| / sqrt(n1 n0 (n_s Q - S^2))`` = ``|corr(u, y)|`` on the sampled rows.
 
 A user statistic is any callable ``f(D, S, Q, n_pos, n_neg) -> scores`` (float arrays of shape (m,)).
+A statistic whose attribute ``needs_sums`` is False (``"mean_diff"``) is passed ``S = Q = None`` and the
+passive parties then never reveal the column sums; a callable without the attribute gets them.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["STATISTICS", "class_mean_difference", "group_aggregate", "get_statistic"]
+__all__ = ["STATISTICS", "class_mean_difference", "get_statistic", "group_aggregate", "needs_sums"]
 
 Statistic = Callable[[np.ndarray, np.ndarray, np.ndarray, int, int], np.ndarray]
 
@@ -39,8 +41,13 @@ def mean_difference_score(D, S, Q, n_pos: int, n_neg: int) -> np.ndarray:
     return np.abs(_as_float(D)) / (float(n_pos) * float(n_neg))
 
 
+mean_difference_score.needs_sums = False
+
+
 def pearson_score(D, S, Q, n_pos: int, n_neg: int) -> np.ndarray:
     """``|corr(u, y)| = |D| / sqrt(n1 n0 (n_s Q - S^2))``; 0 for a constant column."""
+    if S is None or Q is None:
+        raise ValueError("the 'pearson' statistic needs the column sums `S` and `Q`")
     n_s = n_pos + n_neg
     Q, S = np.asarray(Q), np.asarray(S)
     if Q.dtype == object or Q.dtype.kind in "iu":  # exact integer sums from the protocol
@@ -55,6 +62,14 @@ def pearson_score(D, S, Q, n_pos: int, n_neg: int) -> np.ndarray:
 
 #: registry of named statistics, all functions of ``(D, S, Q, n_pos, n_neg)``
 STATISTICS: dict[str, Statistic] = {"mean_diff": mean_difference_score, "pearson": pearson_score}
+
+
+pearson_score.needs_sums = True
+
+
+def needs_sums(statistic) -> bool:
+    """Whether a statistic reads ``S`` and ``Q`` (True unless it says ``needs_sums = False``)."""
+    return bool(getattr(get_statistic(statistic), "needs_sums", True))
 
 
 def get_statistic(statistic) -> Statistic:
@@ -97,6 +112,33 @@ def class_mean_difference(X, y) -> np.ndarray:
     return m1 - m0
 
 
+def _contiguous_group_sums(Xc: sp.csc_matrix, groups: np.ndarray, n_groups: int, how: str) -> sp.csc_matrix:
+    """Group sums when each group is a run of consecutive columns: one bincount over rows per group."""
+    starts = np.searchsorted(groups, np.arange(n_groups + 1))
+    bounds = Xc.indptr[starts]
+    n = Xc.shape[0]
+    indices, data, indptr = [], [], [0]
+    for g in range(n_groups):
+        rows = Xc.indices[bounds[g] : bounds[g + 1]]
+        if how == "any":
+            counts = np.bincount(rows, minlength=n)
+        else:
+            counts = np.bincount(rows, weights=Xc.data[bounds[g] : bounds[g + 1]].astype(float), minlength=n)
+        nz = np.flatnonzero(counts)
+        indices.append(nz)
+        data.append(np.ones(len(nz), dtype=np.int64) if how == "any" else np.rint(counts[nz]).astype(np.int64))
+        indptr.append(indptr[-1] + len(nz))
+    Z = sp.csc_matrix(
+        (
+            np.concatenate(data) if data else np.zeros(0, np.int64),
+            np.concatenate(indices) if indices else np.zeros(0, np.int32),
+            np.asarray(indptr),
+        ),
+        shape=(n, n_groups),
+    )
+    return Z
+
+
 def group_aggregate(X, groups, how: str = "sum") -> sp.csc_matrix:
     """Stage-1 group columns ``z_g``: the sum (or any-nonzero indicator) of a group's features.
 
@@ -130,6 +172,8 @@ def group_aggregate(X, groups, how: str = "sum") -> sp.csc_matrix:
     if groups.shape != (Xc.shape[1],):
         raise ValueError(f"`groups` must have shape ({Xc.shape[1]},), got {groups.shape}")
     n_groups = int(groups.max()) + 1 if len(groups) else 0
+    if len(groups) and np.all(np.diff(groups) >= 0):
+        return _contiguous_group_sums(Xc, groups, n_groups, how)
     # Z^T = M^T X^T as a CSR product (X^T in CSR reuses X's CSC arrays): faster than CSC @ CSR
     membership_t = sp.csr_matrix(
         (np.ones(len(groups), dtype=np.int64), (groups, np.arange(len(groups)))),
