@@ -211,3 +211,22 @@ def test_runner_restores_a_leaked_thread_setting(tmp_path):
     finally:
         unregister("fake_leak")
     assert torch.get_num_threads() == before
+
+
+def test_readme_table_rewritten_from_a_run(tmp_path):
+    from neurips25.repro.report import update_readme
+    from neurips25.repro.store import atomic_write_json
+
+    claims = [Claim("c1", "main", "x", kind="headline").judge(False, {"v": 1}, summary="v 1; needs 2").to_dict(),
+              Claim("c2", "identity", "exact", kind="check").judge(True, {"e": 0}).to_dict()]
+    atomic_write_json(tmp_path / "run" / "dbcare" / "result.json",
+                      {"slug": "dbcare", "status": "ok", "claims": claims, "wall_s": 61.4, "cpu_s": 58.2})
+    (tmp_path / "run" / "config.json").write_text(json.dumps({"scale": "quick", "seeds": [0]}))
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- METHODS-TABLE -->\nold table\n<!-- /METHODS-TABLE -->\nafter\n")
+    update_readme(readme, tmp_path / "run")
+    text = readme.read_text()
+    assert text.startswith("intro\n") and text.endswith("after\n") and "old table" not in text
+    row = next(line for line in text.splitlines() if line.startswith("| dbcare "))
+    assert "| not reproduced | headline: not reproduced; checks 1/1 | 61 / 58 | 240 |" in row
+    assert "| shoefit " in text  # every method gets a row, run or not

@@ -247,8 +247,8 @@ README_BEGIN, README_END = "<!-- METHODS-TABLE -->", "<!-- /METHODS-TABLE -->"
 
 def readme_table(results: dict[str, dict], docs: Path | None = None) -> str:
     """The README's table of the 19 methods, filled from one run's results (planned methods get '-')."""
-    lines = ["| slug | paper (method) | plugs into | extra | headline claim | all claims | wall / CPU (s) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| slug | paper (method) | plugs into | extra | headline claim | all claims | wall / CPU (s) | "
+             "quick ceiling (s) |", "|---|---|---|---|---|---|---|---|"]
     for info in METHODS.values():
         if info.slug.startswith(("fake", "ray_")):
             continue
@@ -264,7 +264,8 @@ def readme_table(results: dict[str, dict], docs: Path | None = None) -> str:
             claims = describe_claims(res["claims"])
             times = f"{_time(res.get('wall_s'))} / {_time(res.get('cpu_s'))}"
         lines.append("| " + " | ".join(_md_cell(x) for x in (
-            name, info.title, info.ecosystem, info.extra if info.extra != "core" else "-", head, claims, times)) + " |")
+            name, info.title, info.ecosystem, info.extra if info.extra != "core" else "-", head, claims, times,
+            _time(info.quick_budget_s) if info.quick_budget_s else "-")) + " |")
     return "\n".join(lines)
 
 
