@@ -1,0 +1,70 @@
+"""Shoe-region metrics: masked PSNR, side-colour accuracy and the background-colour leak.
+
+Every metric is masked to the shoe (the background dominates a whole-image score). Images are in [-1, 1]
+(the model's range) and are mapped to [0, 1] first.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from neurips25.shoefit.data import PALETTE
+
+
+def _check(pred, gt, mask):
+    for name, x in (("pred", pred), ("gt", gt)):
+        if not isinstance(x, torch.Tensor) or x.ndim != 4 or x.shape[1] != 3:
+            raise ValueError(f"{name} must be a tensor of shape (B, 3, H, W); got "
+                             f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
+    if pred.shape != gt.shape:
+        raise ValueError(f"pred {tuple(pred.shape)} and gt {tuple(gt.shape)} must have the same shape")
+    if not isinstance(mask, torch.Tensor) or mask.shape != (pred.shape[0], 1, *pred.shape[2:]):
+        raise ValueError(f"mask must have shape (B, 1, H, W) = {(pred.shape[0], 1, *pred.shape[2:])}; got "
+                         f"{tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__}")
+
+
+def masked_psnr(pred: torch.Tensor, gt: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """PSNR (dB, peak 1 in [0, 1] units) over the mask's pixels, per image: ``(B,)``."""
+    _check(pred, gt, mask)
+    se = (((pred - gt) / 2) ** 2 * mask).sum((1, 2, 3))
+    mse = se / (3 * mask.sum((1, 2, 3))).clamp_min(1)
+    return -10 * torch.log10(mse.clamp_min(1e-10))
+
+
+def side_color_accuracy(pred: torch.Tensor, labels: torch.Tensor, side: torch.Tensor,
+                        color_id: torch.Tensor) -> torch.Tensor:
+    """1 where the visible side's mean predicted colour is nearest (in chromaticity) its true palette colour.
+
+    ``labels (B, H, W)`` sector ids of the ground truth, ``side (B,)`` the visible side's sector id,
+    ``color_id (B,)`` the palette index of its colour; the candidates are the 8 palette colours. Chromaticity
+    (colour / its mean) discounts the shading. Returns ``(B,)`` floats, NaN where the side has no pixel.
+    """
+    if not isinstance(labels, torch.Tensor) or labels.shape != (pred.shape[0], *pred.shape[2:]):
+        raise ValueError(f"labels must have shape (B, H, W) = {(pred.shape[0], *pred.shape[2:])}")
+    rgb = (pred.clamp(-1, 1) + 1) / 2
+    sel = (labels == side[:, None, None]).to(pred.dtype)[:, None]
+    mean = (rgb * sel).sum((2, 3)) / sel.sum((2, 3)).clamp_min(1)
+    pal = torch.as_tensor(PALETTE, dtype=pred.dtype)
+    chroma = lambda c: c / c.mean(-1, keepdim=True).clamp_min(1e-3)  # noqa: E731
+    d = ((chroma(mean)[:, None] - chroma(pal)[None]) ** 2).sum(-1)
+    out = (d.argmin(1) == color_id).to(pred.dtype)
+    return torch.where(sel.sum((1, 2, 3)) > 0, out, torch.full_like(out, float("nan")))
+
+
+def contamination_slope(pred: torch.Tensor, gt: torch.Tensor, bg_mean: torch.Tensor, mask: torch.Tensor) -> float:
+    """Background-colour leak: least-squares slope of the shoe-region colour error on the background colour.
+
+    Per image and channel, ``e = mean_shoe(pred) - mean_shoe(gt)`` (in [0, 1] units); the slope of ``e`` on the
+    background's mean colour, pooled over the three channels after centring each (so a constant colour bias
+    does not count). The ground truth already contains the physical environment tint, so a model that
+    renders the scene light correctly has slope 0; one that copies background colour into the shoe has a
+    positive slope.
+    """
+    _check(pred, gt, mask)
+    if not isinstance(bg_mean, torch.Tensor) or bg_mean.shape != (pred.shape[0], 3):
+        raise ValueError(f"bg_mean must have shape (B, 3) = ({pred.shape[0]}, 3)")
+    m = mask.sum((2, 3)).clamp_min(1)
+    e = (((pred - gt) / 2) * mask).sum((2, 3)) / m  # (B, 3)
+    x = bg_mean - bg_mean.mean(0)
+    y = e - e.mean(0)
+    return float((x * y).sum() / (x * x).sum().clamp_min(1e-12))

@@ -1,0 +1,78 @@
+"""ShoeFitPipeline: rectified-flow sampling of the try-on image with a cached reference stream.
+
+Rectified flow: ``z_t = (1 - t) x0 + t eps`` and the transformer predicts ``v = eps - x0``; sampling integrates
+``dz/dt = v`` from ``t = 1`` (noise) to ``0`` with diffusers' ``FlowMatchEulerDiscreteScheduler``. The reference
+stream depends on the product views only (one-way attention, ``t = 0`` modulation), so by default it runs once
+per call (:meth:`ShoeFitTransformer.encode_reference`) instead of once per step. The known region (outside the
+mask) is pasted from the model image at the end.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import torch
+from diffusers import DiffusionPipeline, FlowMatchEulerDiscreteScheduler
+
+from neurips25.shoefit.model import ShoeFitTransformer
+
+
+class ShoeFitPipeline(DiffusionPipeline):
+    """``pipe(ref_views, model_image, mask, num_inference_steps=20, generator=None) -> (B, 3, S, S)`` in [-1, 1].
+
+    >>> pipe = ShoeFitPipeline(ShoeFitTransformer(), FlowMatchEulerDiscreteScheduler())
+    >>> pipe.save_pretrained("shoefit-tiny")                                                # doctest: +SKIP
+    >>> pipe = ShoeFitPipeline.from_pretrained("shoefit-tiny")                              # doctest: +SKIP
+    """
+
+    model_cpu_offload_seq = "transformer"
+
+    def __init__(self, transformer: ShoeFitTransformer, scheduler: FlowMatchEulerDiscreteScheduler):
+        super().__init__()
+        self.register_modules(transformer=transformer, scheduler=scheduler)
+
+    @torch.no_grad()
+    def __call__(self, ref_views, model_image, mask, num_inference_steps=20, generator=None, *,
+                 cache_reference: bool = True, view_ids=None, paste_known: bool = True, latents=None):
+        if isinstance(num_inference_steps, bool) or not isinstance(num_inference_steps, numbers.Integral) \
+                or num_inference_steps < 1:
+            raise ValueError(f"num_inference_steps must be a positive integer; got {num_inference_steps!r}")
+        tr = self.transformer
+        tr._check_images(torch.zeros_like(model_image) if isinstance(model_image, torch.Tensor) else model_image,
+                         model_image, mask)
+        tr._check_refs(ref_views, model_image.shape[0])
+        if mask.min() < 0 or mask.max() > 1:
+            raise ValueError("mask must hold values in [0, 1] (1 = shoe region to synthesise)")
+        dev, dt = tr.device, tr.dtype
+        ref_views, model_image, mask = ref_views.to(dev, dt), model_image.to(dev, dt), mask.to(dev, dt)
+        z = latents if latents is not None else torch.randn(model_image.shape, generator=generator,
+                                                            dtype=torch.float32).to(dev, dt)
+        self.scheduler.set_timesteps(num_inference_steps, device=dev)
+        cache = tr.encode_reference(ref_views, view_ids) if cache_reference else None
+        for ts in self.scheduler.timesteps:
+            t = (ts / self.scheduler.config.num_train_timesteps).expand(z.shape[0]).to(dt)
+            if cache is None:
+                v = tr(z, model_image, mask, ref_views, t, view_ids=view_ids)
+            else:
+                v = tr(z, model_image, mask, t=t, ref_cache=cache)
+            z = self.scheduler.step(v, ts, z, return_dict=False)[0]
+        z = z.clamp(-1, 1)
+        return mask * z + (1 - mask) * model_image if paste_known else z
+
+
+def rectified_flow_loss(transformer: ShoeFitTransformer, batch: dict, generator=None, outside_weight: float = 0.1,
+                        ref_views: torch.Tensor | None = None) -> torch.Tensor:
+    """Rectified-flow training loss ``|| v_theta(z_t, t) - (eps - x0) ||^2``, up-weighted inside the mask.
+
+    ``z_t = (1 - t) x0 + t eps`` with ``t ~ U(0, 1)``; pixels outside the shoe mask (given in the model image)
+    weigh ``outside_weight``. ``batch`` holds ``target``, ``model_image``, ``mask`` and ``ref_views`` (overridden by
+    ``ref_views``, e.g. to keep view 0 only).
+    """
+    x0, mask = batch["target"], batch["mask"]
+    refs = batch["ref_views"] if ref_views is None else ref_views
+    eps = torch.randn(x0.shape, generator=generator)
+    t = torch.rand(x0.shape[0], generator=generator)
+    zt = (1 - t[:, None, None, None]) * x0 + t[:, None, None, None] * eps
+    v = transformer(zt, batch["model_image"], mask, refs, t)
+    w = mask + outside_weight * (1 - mask)
+    return (((v - (eps - x0)) ** 2) * w).sum() / (w.sum() * x0.shape[1])
