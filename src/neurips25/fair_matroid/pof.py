@@ -113,10 +113,13 @@ def price_of_fairness(M, groups, return_certificate: bool = False):
     ----------
     M : Matroid
         Any object with ``ground_set`` and ``rank(X)``.
-    groups : sequence of sets
-        A partition of ``M.ground_set`` into at most 20 non-empty groups.
+    groups
+        A partition of ``M.ground_set`` into at most 20 non-empty groups: a sequence of sets, a dict
+        ``element -> label``, a label array in the order of ``M.elements``, or a node/edge attribute name
+        (see :func:`~neurips25.fair_matroid.groups.resolve_groups`; with labels, group ``c`` is the
+        ``c``-th label in sorted order).
     return_certificate : bool
-        Also return the set of groups ``S`` attaining the maximum (the bottleneck groups).
+        Also return the set of groups ``S`` attaining the maximum (the bottleneck groups, as indices).
 
     Returns
     -------
