@@ -787,3 +787,59 @@ def _figure(main, rare, mixed, cfg: VFSConfig, out: Path) -> None:
     ax3.set(ylim=(0, 1.05), ylabel="true-feature retention", title="Cancelling group sums")
     fig.tight_layout()
     fig.savefig(out / "figures" / "vfs_claims.png", dpi=120)
+
+
+def subsampling_diagnosis(cfg: VFSConfig, seed: int, reps: int, cells=((3.0, 0.05), (10.0, 0.05), (3.0, 0.10))):
+    """c3b diagnosis: coverage at the rare rate for several ``(r, d1)`` cells against no sampling.
+
+    Uses the same data stream as :func:`run` (rep ``i`` draws from ``default_rng([seed, i])``), so its first
+    ``cfg.reps_rare`` reps with ``(cfg.ratio, cfg.group_fraction)`` repeat the reproduction's c3b numbers.
+    Returns per-cell coverage counts, the paired loss and its 95% interval.
+    """
+    rows = []
+    for i in progress(range(reps), desc="vfs c3b diagnosis", total=reps):
+        rng = np.random.default_rng([seed, i])
+        data = make_vertical_sparse_classification(
+            cfg.n,
+            cfg.p,
+            n_parties=cfg.n_parties,
+            group_size=cfg.group_size,
+            density=cfg.density,
+            n_active_groups=cfg.n_active_groups,
+            n_active_per_group=cfg.n_active_per_group,
+            beta_range=cfg.beta_range,
+            positive_rate=cfg.main_rate,
+            random_state=rng,
+        )
+        eta = column_block(data.X_parts, data.party_columns, data.support) @ data.coef[data.support]
+        y_rare, _ = logistic_labels(eta, cfg.rare_rate, rng)
+        sample_seed = int(rng.integers(2**31))
+        rec = {"all": _covered(_screen(data.X_parts, y_rare, None, sample_seed, cfg).support, data.support)}
+        for r, frac in cells:
+            res = _screen(data.X_parts, y_rare, r, sample_seed, cfg, n_groups_keep=frac)
+            rec[f"r={r:g},d1={frac:.0%}"] = _covered(res.support, data.support)
+        rows.append(rec)
+    out = {"reps": reps, "P_a_no_sampling": float(np.mean([r["all"] for r in rows]))}
+    for key in rows[0]:
+        if key == "all":
+            continue
+        lost = sum(r["all"] and not r[key] for r in rows)
+        gained = sum(r[key] and not r["all"] for r in rows)
+        out[key] = {
+            "P_a": float(np.mean([r[key] for r in rows])),
+            "loss": (lost - gained) / reps,
+            "loss_ci95": _loss_interval(lost, gained, reps),
+        }
+    return out
+
+
+if __name__ == "__main__":  # python -m neurips25.vfs.reproduce REPS [SEED]: the c3b diagnosis at quick scale
+    import json
+    import sys
+
+    print(
+        json.dumps(
+            subsampling_diagnosis(CONFIGS[Scale.QUICK], int(sys.argv[2]) if len(sys.argv) > 2 else 0, int(sys.argv[1])),
+            indent=1,
+        )
+    )
