@@ -117,3 +117,24 @@ def test_eva_on_smollm2_two_batches():
     assert len(state) == 30 * 7 and stats.n_batches == 2
     assert sum(v.shape[0] for v in state.values()) == 2 * 30 * 7
     assert all(np.isfinite(v.numpy()).all() for v in state.values())
+
+
+def test_answer_logits_give_the_models_own_label_loss():
+    # the head applied at the answer positions only = the HF causal-LM loss on labels (-100 elsewhere)
+    model = llm.tiny_llama(0)
+    p, a = llm.word_problems(6, 2)
+    b = llm.encode_lm(p, a, llm.CharTokenizer(), 3)[1]
+    pm = peft.get_peft_model(model, peft.LoraConfig(r=2, target_modules=["q_proj"]))
+    with torch.no_grad():
+        logits, target, rows = llm.answer_logits(pm, b)
+        ref = pm(**b).loss
+    assert torch.allclose(torch.nn.functional.cross_entropy(logits, target), ref, atol=1e-6)
+    assert rows.tolist() == sorted(rows.tolist()) and set(rows.tolist()) == {0, 1, 2}
+    assert len(target) == int((b["labels"] != -100).sum())
+
+
+def test_pissa_niter_is_validated():
+    from neurips25.eva.baselines import make_lora_model
+
+    with pytest.raises(ValueError, match="`pissa_niter`"):
+        make_lora_model(llm.tiny_llama(0), "pissa", target_modules=["q_proj"], pissa_niter=0)

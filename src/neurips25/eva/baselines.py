@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 from torch import nn
 
@@ -27,20 +29,25 @@ def make_lora_model(
     target_modules=("query", "value"),
     modules_to_save=None,
     dataloader=None,
+    pissa_niter: int | None = None,
     **eva_kwargs,
 ):
     """Wrap ``model`` in PEFT LoRA adapters initialised by ``init`` (one of :data:`INITIALIZERS`).
 
     ``dataloader`` and ``eva_kwargs`` go to :func:`neurips25.eva.eva_init` when ``init == "eva"``.
-    Returns the ``PeftModel``.
+    ``pissa_niter``: PiSSA's fast variant (PEFT's ``"pissa_niter_<n>"``: randomised SVD with ``n`` power
+    iterations instead of the full SVD of every weight). Returns the ``PeftModel``.
     """
     if init not in INITIALIZERS:
         raise ValueError(f"`init` must be one of {INITIALIZERS}, got {init!r}")
     if init == "eva" and dataloader is None:
         raise ValueError("`dataloader` is required for init='eva'")
+    if pissa_niter is not None and (not isinstance(pissa_niter, numbers.Integral) or pissa_niter < 1):
+        raise ValueError(f"`pissa_niter` must be None or an integer >= 1, got {pissa_niter!r}")
     peft = require("peft", "lm")
+    how = f"pissa_niter_{int(pissa_niter)}" if init == "pissa" and pissa_niter is not None else _PEFT_INIT[init]
     cfg = peft.LoraConfig(r=rank, lora_alpha=lora_alpha, target_modules=list(target_modules),
-                          init_lora_weights=_PEFT_INIT[init], lora_dropout=0.0,
+                          init_lora_weights=how, lora_dropout=0.0,
                           modules_to_save=list(modules_to_save) if modules_to_save else None)
     pm = peft.get_peft_model(model, cfg)
     if init == "eva":
