@@ -121,6 +121,8 @@ def test_model_bad_inputs(data):
         model(z * float("nan"), data.model_image, data.mask, data.ref_views, t)
     with pytest.raises(ValueError, match=r"t must be a scalar or shape \(4,\) with values in \[0, 1\]"):
         model(z, data.model_image, data.mask, data.ref_views, torch.full((4,), 3.0))
+    with pytest.raises(ValueError, match=r"view_ids must hold one finite id per reference view \(4\); got 3"):
+        model(z, data.model_image, data.mask, data.ref_views, t, view_ids=[1, 2, 3])
     with pytest.raises(ValueError, match="multiple of patch_size"):
         ShoeFitTransformer(**{**CFG, "sample_size": 18})
     pipe = ShoeFitPipeline(model, FlowMatchEulerDiscreteScheduler())

@@ -162,6 +162,10 @@ class ShoeFitTransformer(ModelMixin, ConfigMixin):
         img_ids, ref_ids = multiview_rope_ids(num_views, g, g, view_axis=self.config.view_axis,
                                               share_views=self.config.share_view_ids)
         if view_ids is not None:
+            view_ids = torch.as_tensor(view_ids, dtype=torch.float32).reshape(-1)
+            if view_ids.numel() != num_views or not torch.isfinite(view_ids).all():
+                raise ValueError(f"view_ids must hold one finite id per reference view ({num_views}); got "
+                                 f"{view_ids.numel()} values")
             col = 0 if self.config.view_axis == "first" else 2
             ref_ids[:, col] = torch.as_tensor(view_ids, dtype=torch.float32).repeat_interleave(g * g)
         return self.pos_embed(torch.cat([ref_ids, img_ids]).to(self.device))

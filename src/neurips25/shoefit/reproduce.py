@@ -334,3 +334,26 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     metrics["train_cpu_s"] = t_train
     metrics["test_k_env_mean"] = float(test.k_env.mean())
     return Outcome(claims, metrics=metrics, notes=note)
+
+
+def sweep(steps_list, variants=("A_single_view", "C_view_axis", "D_layered"), seed: int = 0, n_train: int = 1500,
+          n_test: int = 128, batch: int = 16, sample_steps: int = 10) -> dict:
+    """Diagnosis: the quick measurements at other training lengths (shoe PSNR, side-colour accuracy, leak)."""
+    train = MVShoesLite(n_train, seed=seed, res=RES, split="train")
+    test = MVShoesLite(n_test, seed=seed, res=RES, split="test")
+    rows = {}
+    for steps in steps_list:
+        for name in variants:
+            model = train_variant(name, train, steps, batch, 2e-3, seed, desc=f"{name} {steps} steps")
+            r = evaluate(sample(model, test, VARIANTS[name][0], sample_steps, seed), test)
+            rows[f"{name}@{steps}"] = {k: v for k, v in r.items() if k != "psnr_per_item"}
+            print(f"{name} {steps} steps: " + ", ".join(f"{k} {v:.3f}" for k, v in rows[f"{name}@{steps}"].items()),
+                  flush=True)
+    return rows
+
+
+if __name__ == "__main__":  # python -m neurips25.shoefit.reproduce 1500 A_single_view,C_view_axis
+    import sys
+
+    sweep([int(s) for s in sys.argv[1].split(",")], tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 else
+          ("A_single_view", "C_view_axis", "D_layered"))

@@ -1,0 +1,94 @@
+"""ShoeFit speed and memory: cached reference stream vs recomputed, LayeredRefAttnProcessor vs stock FLUX.
+
+    python benchmarks/shoefit.py [--views 4] [--steps 20] [--batch 16]
+
+1. Sampling with :class:`ShoeFitPipeline`: the reference stream run once per call (cached keys / values) against
+   recomputing it at every Euler step (target of issue #22: >= 1.5x faster at 4 views). The two must agree to
+   1e-5 (checked here too).
+2. One forward pass of a tiny ``FluxTransformer2DModel`` (2 double + 1 single block, 64 image + 64 text tokens)
+   with :class:`LayeredRefAttnProcessor` (shoe mask on half the tokens) against the stock ``FluxAttnProcessor``:
+   time and memory ratios (memory = bytes allocated during the pass, torch profiler). Times are the best of
+   several repeats, single-threaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+from diffusers import FlowMatchEulerDiscreteScheduler, FluxTransformer2DModel
+from diffusers.models.transformers.transformer_flux import FluxAttnProcessor
+
+from neurips25.shoefit import LayeredRefAttnProcessor, MVShoesLite, ShoeFitPipeline, ShoeFitTransformer
+from neurips25.shoefit.rope import multiview_rope_ids
+
+
+def best_time(fn, repeat=3):
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def allocated_bytes(fn):
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    return sum(max(e.self_cpu_memory_usage, 0) for e in prof.key_averages())
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--views", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--batch", type=int, default=16)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+
+    data = MVShoesLite(args.batch, seed=0, res=24, views=args.views, split="test")
+    model = ShoeFitTransformer(sample_size=24, patch_size=4, num_layers=2, num_attention_heads=4,
+                               attention_head_dim=16, axes_dims_rope=(4, 6, 6), layered=True).eval()
+    pipe = ShoeFitPipeline(model, FlowMatchEulerDiscreteScheduler())
+    pipe.set_progress_bar_config(disable=True)
+    lat = torch.randn(args.batch, 3, 24, 24)
+
+    def sample(cache):
+        return pipe(data.ref_views, data.model_image, data.mask, args.steps, latents=lat, cache_reference=cache)
+
+    t_cached, a = best_time(lambda: sample(True))
+    t_fresh, b = best_time(lambda: sample(False))
+    diff = float((a - b).abs().max())
+    print(f"sampling, {args.views} views, {args.steps} steps, batch {args.batch}:")
+    print(f"  cached {t_cached * 1e3:.0f} ms, recomputed {t_fresh * 1e3:.0f} ms: speed-up {t_fresh / t_cached:.2f}x "
+          f"(target >= 1.5x), max |diff| {diff:.1e}")
+
+    flux = FluxTransformer2DModel(patch_size=1, in_channels=16, num_layers=2, num_single_layers=1,
+                                  attention_head_dim=16, num_attention_heads=4, joint_attention_dim=32,
+                                  pooled_projection_dim=16, axes_dims_rope=(4, 6, 6)).eval()
+    B, n = args.batch, 64
+    x, enc = torch.randn(B, n, 16), torch.randn(B, n, 32)
+    pooled, ts = torch.randn(B, 16), torch.full((B,), 0.5)
+    img_ids, txt_ids = multiview_rope_ids(1, 8, 8)[0], multiview_rope_ids(1, 8, 8)[1]
+    shoe = (torch.arange(n) < n // 2).float().expand(B, n)
+
+    def forward(kw):
+        with torch.no_grad():
+            return flux(x, enc, pooled, ts, img_ids, txt_ids, return_dict=False, joint_attention_kwargs=kw)[0]
+
+    flux.set_attn_processor(FluxAttnProcessor())
+    t_stock, _ = best_time(lambda: forward(None), 5)
+    m_stock = allocated_bytes(lambda: forward(None))
+    flux.set_attn_processor(LayeredRefAttnProcessor(64))
+    t_layer, _ = best_time(lambda: forward({"shoe_mask": shoe}), 5)
+    m_layer = allocated_bytes(lambda: forward({"shoe_mask": shoe}))
+    print(f"FLUX forward, batch {B}, {n} image + {n} text tokens:")
+    print(f"  stock FluxAttnProcessor {t_stock * 1e3:.1f} ms, {m_stock / 2**20:.1f} MiB allocated")
+    print(f"  LayeredRefAttnProcessor {t_layer * 1e3:.1f} ms, {m_layer / 2**20:.1f} MiB allocated")
+    print(f"  ratios layered/stock: time {t_layer / t_stock:.2f}x, memory {m_layer / m_stock:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
