@@ -26,6 +26,7 @@ training loop never copies gradients to the host.
 
 from __future__ import annotations
 
+import math
 import numbers
 import sys
 import warnings
@@ -111,40 +112,61 @@ def _blas_one_thread():
     return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
-def _walk_block(C: Any, s: Any, sign: Callable[[float, float], bool]) -> np.ndarray:
-    """Signs eps_b of the balancing walk over the rows of C (B, d), starting from the sum s.
+def _walk_block(C: Any, s: Any, sign: Callable[[float, float], bool] | None = None) -> np.ndarray:
+    """Signs of the balancing walk over the rows of C (B, d), starting from the sum s (updated).
 
-    ``sign(dot, sq)`` gets <s_b, c_b> and ||c_b||^2 and returns True for +1. Host (numpy) states run
-    the walk row by row: O(B d) work in 2 BLAS-1 calls per row, cheaper than a Gram matrix (O(B^2 d))
-    once d is more than a few times B. Accelerator tensors use <s_b, c_b> = <s, c_b> +
-    sum_{j<b} eps_j <c_j, c_b> from one Gram matrix (two kernels, then a scalar loop). s is updated.
+    Returns a boolean array, True for eps_b = +1. ``sign(dot, sq)`` gets <s_b, c_b> and ||c_b||^2
+    and returns True for +1; ``None`` is the deterministic rule <s_b, c_b> <= 0, run as a tight
+    loop. Host (numpy) states run the walk row by row with the same two float64 BLAS-1 calls
+    (``s @ c``, ``s += c``) as a sequence of :meth:`PermutationPolicy.observe` calls, so the signs and
+    s are bit-identical to them: O(B d) work, cheaper than a Gram matrix (O(B^2 d)) once d is more
+    than a few times B. On a NaN / inf the walk raises ValueError and leaves s as it was.
+    Accelerator tensors use <s_b, c_b> = <s, c_b> + sum_{j<b} eps_j <c_j, c_b> from one Gram matrix
+    (two kernels, then a scalar loop).
     """
     B = C.shape[0]
-    eps = np.empty(B)
+    plus = np.zeros(B, dtype=bool)
     if not _is_torch(C):
-        sq = np.einsum("ij,ij->i", C, C)
-        if not np.isfinite(sq).all():
+        s0 = s.copy()
+        dot = s.dot
+        if sign is None:
+            for b, c in enumerate(C):  # the sequential walk; signs cannot be batched exactly
+                v = dot(c)
+                if v <= 0.0:
+                    s += c
+                    plus[b] = True
+                elif v > 0.0:
+                    s -= c
+                else:  # NaN: restore s before raising
+                    s[:] = s0
+                    raise ValueError("grads contain NaN or inf")
+        else:
+            sq = np.einsum("ij,ij->i", C, C)
+            for b, c in enumerate(C):
+                v = float(dot(c))
+                if not (np.isfinite(v) and np.isfinite(sq[b])):
+                    s[:] = s0
+                    raise ValueError("grads contain NaN or inf")
+                if sign(v, float(sq[b])):
+                    s += c
+                    plus[b] = True
+                else:
+                    s -= c
+        if not np.isfinite(s).all():  # an inf entry passes the sign test but leaves s non-finite
+            s[:] = s0
             raise ValueError("grads contain NaN or inf")
-        for b in range(B):
-            c = C[b]
-            plus = sign(float(s @ c), float(sq[b]))
-            eps[b] = 1.0 if plus else -1.0
-            if plus:
-                s += c
-            else:
-                s -= c
-        return eps
+        return plus
     dots0, gram = C @ s, C @ C.T
     dots0, gram = dots0.double().cpu().numpy(), gram.double().cpu().numpy()
     if not (np.isfinite(dots0).all() and np.isfinite(gram).all()):
         raise ValueError("grads contain NaN or inf")
     corr = np.zeros(B)
+    sign = sign if sign is not None else (lambda dot, sq: dot <= 0.0)
     for b in range(B):
-        plus = sign(float(dots0[b] + corr[b]), float(gram[b, b]))
-        eps[b] = 1.0 if plus else -1.0
-        corr += eps[b] * gram[b]
-    s += _like(eps, s) @ C
-    return eps
+        plus[b] = sign(float(dots0[b] + corr[b]), float(gram[b, b]))
+        corr += gram[b] if plus[b] else -gram[b]
+    s += _like(np.where(plus, 1.0, -1.0), s) @ C
+    return plus
 
 
 def _check_n(n: Any, owner: str) -> int:
@@ -285,9 +307,10 @@ class PermutationPolicy:
 
         Notes
         -----
-        :class:`GraB` balances a block with two (B x d) matrix products and a scalar loop (the signs
-        are sequential, their inner products are not), which is much faster than B separate calls;
-        rounding may differ from sequential calls in exact ties of the sign test.
+        :class:`GraB` and :class:`PairGraB` balance a host (numpy / CPU) block with one tight loop of
+        the same float64 operations as B separate calls, so orders and state are bit-identical to
+        them; accelerator blocks use a Gram matrix and a scalar loop (the signs are sequential,
+        their inner products are not), whose rounding may differ in exact ties of the sign test.
         """
         name = type(self).__name__
         order = self.order
@@ -300,15 +323,14 @@ class PermutationPolicy:
             raise ValueError(f"{name}.observe_many: {B} units but only {self.n - self._pos} of epoch "
                              f"{self.epoch} remain; observe is called at most n={self.n} times per epoch")
         expected = order[self._pos:self._pos + B]
-        bad = np.flatnonzero(idx != expected)
-        if bad.size:
-            b = int(bad[0])
+        if not np.array_equal(idx, expected):
+            b = int(np.flatnonzero(idx != expected)[0])
             raise ValueError(f"{name}.observe_many: called out of order; expected index {int(expected[b])} "
                              f"(position {self._pos + b} of epoch {self.epoch}), got {int(idx[b])}")
         shape = tuple(grads.shape) if hasattr(grads, "shape") else np.shape(grads)
         if len(shape) < 1 or shape[0] != B:
             raise ValueError(f"{name}.observe_many: grads must have leading dimension {B}, got shape {shape}")
-        size = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+        size = math.prod(shape[1:])
         if self._dim is None:
             self._dim = size
         elif size != self._dim:
@@ -487,6 +509,17 @@ class _Balancer(PermutationPolicy):
             self._right -= 1
         self._placed[index] = True
 
+    def _place_many(self, indices: np.ndarray, front: np.ndarray) -> None:
+        """``_place(indices[b], front[b])`` for b = 0, 1, ... in one go (same slots)."""
+        idx = np.asarray(indices, dtype=np.int64)
+        fwd, back = idx[front], idx[~front]
+        self._next[self._left:self._left + len(fwd)] = fwd
+        self._left += len(fwd)
+        if len(back):  # the b-th "-" unit goes to slot right - b
+            self._next[self._right - len(back) + 1:self._right + 1] = back[::-1]
+            self._right -= len(back)
+        self._placed[idx] = True
+
     def _finish_reorder(self, observed: int) -> None:
         """Complete ``_next`` at the end of an epoch; units never observed go to the middle."""
         if observed == 0:
@@ -607,22 +640,21 @@ class GraB(_Balancer):
             G = self._prepare(G)  # (B, d) in the state's library
         if self._s is None:
             self._s, self._acc, self._m = _zeros_like(G[0]), _zeros_like(G[0]), _zeros_like(G[0])
-        self._acc += G.sum(0)
         C = G - self._m  # c_b = g_b - m_{q-1}, (B, d)
-
-        def sign(dot: float, sq: float) -> bool:
-            if self.balance == "deterministic":
-                return dot <= 0.0
-            self._r2 = max(self._r2, sq)
-            p_plus = 0.5 - dot / (2.0 * self.c * self._r2) if self._r2 > 0 else 0.5
-            return bool(self._rng.random() < min(1.0, max(0.0, p_plus)))
+        if self.balance == "deterministic":
+            sign = None  # <s, c> <= 0, the walk's tight loop
+        else:
+            def sign(dot: float, sq: float) -> bool:
+                self._r2 = max(self._r2, sq)
+                p_plus = 0.5 - dot / (2.0 * self.c * self._r2) if self._r2 > 0 else 0.5
+                return bool(self._rng.random() < min(1.0, max(0.0, p_plus)))
 
         try:
-            eps = _walk_block(C, self._s, sign)
+            plus = _walk_block(C, self._s, sign)
         except ValueError as err:
             raise ValueError(f"GraB.observe_many: {err} (epoch {self.epoch})") from None
-        for b in range(len(indices)):
-            self._place(int(indices[b]), front=eps[b] > 0)
+        self._acc += G.sum(0)
+        self._place_many(indices, plus)
 
     def _end_epoch(self, observed: int) -> None:
         if observed > 0:
@@ -700,15 +732,15 @@ class PairGraB(_Balancer):
             P = self._prepare(G[start:start + 2 * n_pairs])
             if self._s is None:
                 self._s, self._cache = _zeros_like(P[0]), _zeros_like(P[0])
-            D = P[0::2] - P[1::2]  # d_t = g_first - g_second, (n_pairs, d)
+            # d_t = g_first - g_second, (n_pairs, d); float64 on the host, as the sequential path
+            D = np.subtract(P[0::2], P[1::2], dtype=np.float64) if isinstance(P, np.ndarray) else P[0::2] - P[1::2]
             try:
-                eps = _walk_block(D, self._s, lambda dot, sq: dot <= 0.0)
+                first_front = _walk_block(D, self._s)
             except ValueError as err:
                 raise ValueError(f"PairGraB.observe_many: {err} (epoch {self.epoch})") from None
-            for t in range(n_pairs):
-                a, b = int(indices[start + 2 * t]), int(indices[start + 2 * t + 1])
-                self._place(a, front=eps[t] > 0)
-                self._place(b, front=eps[t] <= 0)
+            pairs = np.asarray(indices[start:start + 2 * n_pairs]).reshape(n_pairs, 2)
+            # pair t places a then b in visiting order; a goes front iff eps_t = +1, b the other way
+            self._place_many(pairs.reshape(-1), np.stack([first_front, ~first_front], axis=1).reshape(-1))
             self._cache_index = -1
         for k in range(start + 2 * n_pairs, B):  # a trailing unit opens the next pair (or is the odd last)
             self._observe(position + k, int(indices[k]), G[k])

@@ -257,6 +257,8 @@ class GradientBalancer:
         if not self._named:
             raise ValueError("GradientBalancer: model has no parameter with requires_grad=True")
         self.dim = sum(p.numel() for _, p in self._named)
+        self._ids = [id(p) for _, p in self._named]
+        self._sizes = [p.numel() for _, p in self._named]
         self._buf: torch.Tensor | None = None
         self._view: Any = None
         # per-example gradients by the Linear-layer trick when every trained parameter is a Linear's
@@ -359,8 +361,9 @@ class GradientBalancer:
         elif len(indices) != B:
             raise ValueError(f"GradientBalancer.backward: {len(indices)} indices for a batch of {B}")
         flat, loss = None, None
-        if self._linear is not None:
+        if self._linear is not None:  # fills .grad by the ordinary backward pass
             flat, loss = self._per_example_linear(loss_fn, inputs, targets, B, reduction)
+        filled = flat is not None
         if flat is None:
             flat, loss = self._per_example_vmap(loss_fn, inputs, targets, B, reduction)
         with torch.no_grad():
@@ -370,6 +373,8 @@ class GradientBalancer:
                 observe_step(idx, flat)
             else:
                 self.policy.observe_many(idx, flat)
+            if filled:
+                return loss.detach()
             mean = flat.mean(dim=0) if reduction == "mean" else flat.sum(dim=0)
             offset = 0
             for _, p in self._named:
@@ -407,12 +412,30 @@ class GradientBalancer:
         return flat, (losses.mean() if reduction == "mean" else losses.sum())
 
     def _per_example_linear(self, loss_fn, inputs, targets, B, reduction):
+        """Per-example gradients of Linear layers from ONE ordinary ``loss.backward()``.
+
+        A forward hook keeps each layer's input a_b and puts a tensor hook on its output z that
+        captures dL/dz while the normal backward runs (which also fills ``.grad``). Then
+        grad_W f_b = s dL/dz_b (x) a_b and grad_bias f_b = s dL/dz_b (summed over extra token
+        dimensions), with s = B for a mean loss and 1 for a sum (Goodfellow 2015). Returns
+        (None, None) without any backward when a layer is unused, called twice or sees another
+        batch size (the caller then uses vmap).
+        """
         acts: dict = {}
+        gouts: dict = {}
         calls: dict = {}
+
+        def keep(mod):
+            def save(g):
+                gouts[mod] = g
+            return save
 
         def hook(mod, inp, out):
             calls[mod] = calls.get(mod, 0) + 1
-            acts[mod] = (inp[0].detach(), out)
+            acts[mod] = inp[0].detach()
+            if out.requires_grad:
+                # registered before any later in-place op on z, so it receives dL/dz itself
+                out.register_hook(keep(mod))
 
         handles = [m.register_forward_hook(hook) for m in self._linear]
         try:
@@ -420,20 +443,36 @@ class GradientBalancer:
         finally:
             for h in handles:
                 h.remove()
-        mods = list(self._linear)
-        if any(calls.get(m, 0) != 1 for m in mods) or any(acts[m][0].shape[0] != B for m in mods):
+        mods = self._linear
+        if any(calls.get(m, 0) != 1 for m in mods) or any(acts[m].shape[0] != B for m in mods):
             return None, None  # a layer unused, shared or batch-mixing: fall back to vmap
-        gouts = torch.autograd.grad(loss, [acts[m][1] for m in mods], allow_unused=True)
-        per: dict = {}
-        for m, gz in zip(mods, gouts):
-            a = acts[m][0].reshape(B, -1, m.in_features)  # (B, T, in), T = 1 for plain MLPs
-            gz = (torch.zeros_like(acts[m][1]) if gz is None else gz).reshape(B, -1, m.out_features)
+        if not (torch.is_tensor(loss) and loss.ndim == 0):
+            raise ValueError("GradientBalancer.backward: loss_fn must return a scalar (a reduced loss), "
+                             f"got {type(loss).__name__} of shape {tuple(getattr(loss, 'shape', ()))}")
+        loss.backward()
+        p0 = self._named[0][1]
+        flat = torch.empty(B, self.dim, dtype=p0.dtype, device=p0.device)
+        where = dict(zip(self._ids, flat.split(self._sizes, dim=1)))  # column blocks, one per parameter
+        with torch.no_grad():
+            for m in mods:
+                a = acts[m]
+                gz = gouts.get(m)
+                if gz is None:  # output not on the loss's path: zero gradients
+                    gz = torch.zeros(a.shape[:-1] + (m.out_features,), dtype=a.dtype, device=a.device)
+                w = where[id(m.weight)].view(B, m.out_features, m.in_features)
+                if a.ndim == 2:  # plain MLP: an outer product per example
+                    torch.mul(gz.unsqueeze(2), a.unsqueeze(1), out=w)
+                else:  # (B, T..., in): sum over the token dimensions
+                    a3, g3 = a.reshape(B, -1, m.in_features), gz.reshape(B, -1, m.out_features)
+                    w.copy_(torch.bmm(g3.transpose(1, 2), a3))
+                if m.bias is not None:
+                    bias = where[id(m.bias)]
+                    if gz.ndim == 2:
+                        bias.copy_(gz)
+                    else:
+                        bias.copy_(gz.reshape(B, -1, m.out_features).sum(dim=1))
             if reduction == "mean":
-                gz = gz * B  # dL/dz of a mean loss is (1/B) df_b/dz_b
-            per[id(m.weight)] = torch.einsum("bto,bti->boi", gz, a)
-            if m.bias is not None:
-                per[id(m.bias)] = gz.sum(dim=1)
-        flat = torch.cat([per[id(p)].reshape(B, -1) for _, p in self._named], dim=1)  # (B, d)
+                flat.mul_(B)  # dL/dz of a mean loss is (1/B) df_b/dz_b
         return flat, loss
 
 
