@@ -653,7 +653,12 @@ class GraB(_Balancer):
             plus = _walk_block(C, self._s, sign)
         except ValueError as err:
             raise ValueError(f"GraB.observe_many: {err} (epoch {self.epoch})") from None
-        self._acc += G.sum(0)
+        if _is_torch(self._acc):
+            self._acc += G.sum(0)
+        else:
+            acc = self._acc
+            for g in G:  # row by row, as sequential observe adds them (bit-identical stale mean)
+                acc += g
         self._place_many(indices, plus)
 
     def _end_epoch(self, observed: int) -> None:

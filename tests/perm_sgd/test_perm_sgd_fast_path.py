@@ -1,0 +1,174 @@
+"""The fast per-example path equals the slow one: the block walk vs sequential ``observe`` (bit for
+bit on the host), and the Linear-hook gradients of one backward vs torch.func.vmap and a loop of
+single-example backward passes (to 1e-6)."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from neurips25.perm_sgd import GraB, GradientBalancer, PairGraB  # noqa: E402
+
+
+def _feed_both(make, G, block, epochs=3):
+    """Sequential observe and observe_many in blocks of ``block`` on the same gradients."""
+    n = G.shape[0]
+    seq, blk = make(), make()
+    for _ in range(epochs):
+        a, b = seq.next_epoch(), blk.next_epoch()
+        assert np.array_equal(a, b)
+        for i in a:
+            seq.observe(int(i), G[int(i)])
+        for start in range(0, n, block):
+            idx = b[start:start + block]
+            blk.observe_many(idx, G[torch.as_tensor(idx)])
+        assert np.array_equal(seq._s, blk._s)  # same float64 operations in the same order
+    assert np.array_equal(seq.next_epoch(), blk.next_epoch())
+    return seq, blk
+
+
+@pytest.mark.parametrize("balance", ["deterministic", "probabilistic"])
+def test_grab_block_walk_is_bit_identical_to_sequential(balance):
+    # float32 torch gradients, as GradientBalancer.backward feeds them; a ragged last block
+    G = torch.randn(70, 41, generator=torch.Generator().manual_seed(3)) + 0.1
+    seq, blk = _feed_both(lambda: GraB(70, seed=1, balance=balance), G, 32)
+    assert np.array_equal(seq._m, blk._m)
+
+
+@pytest.mark.parametrize("n", [61, 64])
+def test_pairgrab_block_walk_is_bit_identical_to_sequential(n):
+    G = torch.randn(n, 17, generator=torch.Generator().manual_seed(4))
+    _feed_both(lambda: PairGraB(n, seed=2), G, 9)
+
+
+def test_nan_in_a_block_leaves_the_walk_untouched():
+    G = np.random.default_rng(0).normal(size=(8, 5))
+    p = GraB(8, seed=0)
+    order = p.next_epoch()
+    p.observe_many(order[:2], G[order[:2]])
+    s_before = p._s.copy()
+    for bad in (np.nan, np.inf):
+        H = G[order[2:6]].copy()
+        H[2, 1] = bad
+        with pytest.raises(ValueError, match="NaN or inf"):
+            p.observe_many(order[2:6], H)
+        assert np.array_equal(p._s, s_before) and p.position == 2
+    p.observe_many(order[2:], G[order[2:]])  # the epoch can continue with clean gradients
+    assert sorted(p.next_epoch().tolist()) == list(range(8))
+
+
+class _Tokens(torch.nn.Module):
+    """Linear layers on (B, T, d) inputs: per-example gradients sum over the T tokens."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = torch.nn.Linear(5, 4), torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.l2(torch.tanh(self.l1(x))).mean(dim=1)
+
+
+def _models():
+    torch.manual_seed(0)
+    return {
+        "tanh": (torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.Tanh(), torch.nn.Linear(4, 3)), (5,)),
+        # an in-place op on a Linear's output: v1's autograd.grad on that output got it wrong
+        "relu_inplace": (torch.nn.Sequential(torch.nn.Linear(5, 6), torch.nn.ReLU(inplace=True),
+                                             torch.nn.Linear(6, 3)), (5,)),
+        "no_bias": (torch.nn.Sequential(torch.nn.Linear(5, 4, bias=False), torch.nn.Tanh(),
+                                        torch.nn.Linear(4, 3)), (5,)),
+        "tokens": (_Tokens(), (6, 5)),
+    }
+
+
+def _loop_grads(model, X, y, loss_fn):
+    rows = []
+    for b in range(len(X)):
+        model.zero_grad()
+        loss_fn(model(X[b:b + 1]), y[b:b + 1]).backward()
+        rows.append(torch.cat([p.grad.reshape(-1) for p in model.parameters()]))
+    return torch.stack(rows)
+
+
+def _captured(balancer, fast):
+    """Run one backward, returning the (B, d) gradients the policy received."""
+    got = {}
+    inner = balancer.policy.observe_many
+    balancer.policy.observe_many = lambda idx, G: (got.setdefault("G", G.detach().clone()), inner(idx, G))
+    if not fast:
+        balancer._linear = None  # force torch.func.vmap
+    return got
+
+
+@pytest.mark.parametrize("name", ["tanh", "relu_inplace", "no_bias", "tokens"])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_linear_hooks_equal_vmap_and_a_loop_of_backward(name, reduction):
+    model, shape = _models()[name]
+    g = torch.Generator().manual_seed(1)
+    X, y = torch.randn(7, *shape, generator=g), torch.randint(0, 3, (7,), generator=g)
+
+    def loss_fn(out, t):
+        return torch.nn.functional.cross_entropy(out, t, reduction=reduction)
+
+    loop = _loop_grads(model, X, y, torch.nn.functional.cross_entropy)
+    model.zero_grad()
+    ref_loss = loss_fn(model(X), y)
+    ref_loss.backward()
+    ref_grad = [p.grad.clone() for p in model.parameters()]
+    results = {}
+    for fast in (True, False):
+        policy = GraB(7, seed=0)
+        order = policy.next_epoch()
+        balancer = GradientBalancer(policy, model)
+        assert balancer._linear is not None
+        got = _captured(balancer, fast)
+        model.zero_grad()
+        loss = balancer.backward(loss_fn, X[order], y[order], indices=order, reduction=reduction)
+        assert float(loss) == pytest.approx(float(ref_loss.detach()), rel=1e-6)
+        for a, b in zip([p.grad for p in model.parameters()], ref_grad):
+            assert torch.allclose(a, b, atol=1e-6)  # .grad is the ordinary batch gradient
+        results[fast] = got["G"]
+        assert torch.allclose(got["G"], loop[order], atol=1e-6), f"fast={fast}"
+    assert torch.allclose(results[True], results[False], atol=1e-6)
+
+
+def test_fast_and_vmap_training_give_the_same_orders():
+    # a few epochs of real training: the two per-example paths pick the same permutations
+    g = torch.Generator().manual_seed(2)
+    X, y = torch.randn(40, 5, generator=g), torch.randint(0, 3, (40,), generator=g)
+    orders = {}
+    for fast in (True, False):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        policy = GraB(40, seed=0)
+        balancer = GradientBalancer(policy, model)
+        if not fast:
+            balancer._linear = None
+        seen = []
+        for _ in range(4):
+            order = policy.next_epoch()
+            seen.append(order.copy())
+            for start in range(0, 40, 8):
+                idx = order[start:start + 8]
+                opt.zero_grad()
+                balancer.backward(torch.nn.functional.cross_entropy, X[idx], y[idx], indices=idx)
+                opt.step()
+        orders[fast] = np.stack(seen)
+    assert np.array_equal(orders[True], orders[False])
+
+
+def test_loss_fn_must_return_a_scalar():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(5, 3))
+    policy = GraB(4, seed=0)
+    order = policy.next_epoch()
+    balancer = GradientBalancer(policy, net)
+    X, y = torch.randn(4, 5), torch.randint(0, 3, (4,))
+
+    def per_row(out, t):
+        return torch.nn.functional.cross_entropy(out, t, reduction="none")
+
+    with pytest.raises(ValueError, match="must return a scalar"):
+        balancer.backward(per_row, X[order], y[order], indices=order)
+    assert policy.position == 0
