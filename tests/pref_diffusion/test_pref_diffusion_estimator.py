@@ -220,3 +220,34 @@ def test_numpy_scalar_parameters_are_accepted(toy):
         PreferenceGuidedDiffusion(threshold=np.nan, **TINY).fit(X, Y)
     with pytest.raises(ValueError, match="`reuse_reference` must be True or False"):
         PreferenceGuidedDiffusion(reuse_reference="yes", **TINY).fit(X, Y)
+
+
+def test_pair_members_are_noised_at_the_same_step(fitted, monkeypatch):
+    # review of issue 7: a pair noised at two different t would train a useless guidance classifier
+    seen = []
+    real = fitted.ddpm_.q_sample
+
+    def spy(x0, t, generator=None):
+        seen.append(t.clone())
+        return real(x0, t, generator=generator)
+
+    monkeypatch.setattr(fitted.ddpm_, "q_sample", spy)
+    data = torch.randn(10, 3)
+    i, j = np.arange(5), np.arange(5, 10)
+    fitted._pair_loss(fitted.preference_model_, data, i, j, np.zeros(5, dtype=np.int64))
+    assert len(seen) == 2 and torch.equal(seen[0], seen[1]) and len(torch.unique(seen[0])) > 1
+
+
+def test_preference_model_ranks_at_high_noise_too(toy):
+    # the utility must order designs at the noise levels guidance sees, not only at t = 1
+    X, Y = toy
+    m = PreferenceGuidedDiffusion(
+        n_steps=50, hidden=32, epochs=1, preference_epochs=25, patience=25, random_state=0
+    ).fit(X, Y)
+    front, _, _ = diversity_ranks(Y)
+    Xn = torch.as_tensor(m._to_model(X), dtype=torch.float32)
+    for t in (1, 25, 45):
+        with torch.no_grad():
+            s = m.preference_model_.utility(Xn, torch.full((len(X),), t)).numpy()
+        rho = np.corrcoef(np.argsort(np.argsort(-s)), np.argsort(np.argsort(front)))[0, 1]
+        assert rho > 0.4, (t, rho)
