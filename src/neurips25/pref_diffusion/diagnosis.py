@@ -49,8 +49,16 @@ def _hv(task, X) -> float:
     return M.hv(task.evaluate(X), task.ideal, task.nadir, ref_factor=1.1)
 
 
-def diagnose(tasks=("dtlz2", "re21"), n_seeds: int = 3, data_seed: int = 0, n: int = 256) -> dict:
+VARIANTS = ("quick", "large", "w5", "hv_contrib")
+
+
+def diagnose(
+    tasks=("dtlz2", "re21"), n_seeds: int = 3, data_seed: int = 0, n: int = 256, variants=VARIANTS
+) -> dict:
     """Run the variants above; returns {task: {variant: {"vs_data_best": [...], "vs_unguided": [...]}}}."""
+    unknown = set(variants) - set(VARIANTS)
+    if unknown:
+        raise ValueError(f"`variants` must be among {VARIANTS}, got {sorted(unknown)}")
     from neurips25.pref_diffusion import PreferenceGuidedDiffusion, make_offline_task
     from neurips25.repro import thread_cap
 
@@ -71,18 +79,27 @@ def diagnose(tasks=("dtlz2", "re21"), n_seeds: int = 3, data_seed: int = 0, n: i
                 seed = data_seed * 1000 + k
                 t0 = time.perf_counter()
                 models = {}
-                for bname, b in (("quick", QUICK), ("large", LARGE)):
+                budgets = [(b, B) for b, B in (("quick", QUICK), ("large", LARGE)) if b in variants]
+                if {"w5", "hv_contrib"} & set(variants) and "quick" not in variants:
+                    budgets.insert(0, ("quick", QUICK))
+                for bname, b in budgets:
                     common = dict(
                         n_steps=1000, bounds=(task.xl, task.xu), random_state=seed, **dataclasses.asdict(b)
                     )
                     pgd = PreferenceGuidedDiffusion(**common).fit(task.X, task.Y)
                     hv_ung = _hv(task, pgd.sample(n, guidance_scale=0.0))
-                    add(bname, _hv(task, pgd.sample(n)), hv_ung)
+                    if bname in variants:
+                        add(bname, _hv(task, pgd.sample(n)), hv_ung)
                     models[bname] = (pgd, common, hv_ung)
-                pgd, common, hv_ung = models["quick"]
-                add("w5", _hv(task, pgd.sample(n, guidance_scale=5.0)), hv_ung)
-                hvc = PreferenceGuidedDiffusion(metric="hv_contrib", **common).fit(task.X, task.Y, prior=pgd)
-                add("hv_contrib", _hv(task, hvc.sample(n)), hv_ung)
+                if "w5" in variants:
+                    pgd, common, hv_ung = models["quick"]
+                    add("w5", _hv(task, pgd.sample(n, guidance_scale=5.0)), hv_ung)
+                if "hv_contrib" in variants:
+                    pgd, common, hv_ung = models["quick"]
+                    hvc = PreferenceGuidedDiffusion(metric="hv_contrib", **common).fit(
+                        task.X, task.Y, prior=pgd
+                    )
+                    add("hv_contrib", _hv(task, hvc.sample(n)), hv_ung)
                 print(
                     f"{name} seed {k} ({time.perf_counter() - t0:.0f} s): "
                     + ", ".join(
@@ -141,13 +158,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", nargs="+", default=["dtlz2", "re21"])
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    ap.add_argument("--no-reuse-check", action="store_true", help="skip the reference-reuse check")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     t0 = time.perf_counter()
-    reuse = reference_reuse_check()
-    print("reference reuse check (zdt1, quick budget):", json.dumps(reuse))
-    res = diagnose(tuple(args.tasks), args.seeds)
-    res["_reference_reuse"] = reuse
+    res = diagnose(tuple(args.tasks), args.seeds, variants=tuple(args.variants))
+    if not args.no_reuse_check:
+        reuse = reference_reuse_check()
+        print("reference reuse check (zdt1, quick budget):", json.dumps(reuse))
+        res["_reference_reuse"] = reuse
     print(table({k: v for k, v in res.items() if not k.startswith("_")}))
     print(f"total {time.perf_counter() - t0:.0f} s")
     if args.out is not None:
