@@ -217,9 +217,9 @@ class GradientBalancer:
     - :meth:`step` after ``loss.backward()``: the model's flattened ``.grad`` (one example with
       batch size 1, or one block with ``make_blocks``) is the next unit's gradient;
     - :meth:`backward` replaces ``loss.backward()`` for minibatches of individually ordered
-      examples: per-example gradients come from ``torch.func.vmap(grad(...))``, each is fed in order,
-      and their mean is accumulated into ``.grad``, so the SGD step uses exactly the balanced
-      gradients (no extra pass).
+      examples: per-example gradients (one backward with layer hooks for MLPs, else
+      ``torch.func.vmap(grad(...))``) are fed in order, and ``.grad`` receives their mean (the
+      ordinary batch gradient), so the SGD step uses exactly the balanced gradients (no extra pass).
 
     Without explicit indices both need the batches to come from a :class:`PermutationSampler` over
     the same policy (they check how many units it has served); otherwise they raise instead of
@@ -338,9 +338,11 @@ class GradientBalancer:
         Notes
         -----
         When every trained parameter belongs to a ``torch.nn.Linear`` (MLPs), the per-example
-        gradients come from one ordinary backward pass: g_b = B * dL/dz_b (x) a_b from the layer
-        inputs a and output gradients dL/dz (the Goodfellow 2015 trick). Otherwise
-        ``torch.func.vmap(grad(...))`` computes them.
+        gradients come from the one ordinary ``loss.backward()`` that also fills ``.grad``:
+        g_b = B * dL/dz_b (x) a_b from each layer's input a (forward hook) and output gradient dL/dz
+        (a tensor hook on the output, registered before any in-place op on it), the Goodfellow 2015
+        trick. Otherwise ``torch.func.vmap(grad(...))`` computes them and their mean (or sum) is
+        added to ``.grad``. Both paths give the same vectors to 1e-6 (tests).
         """
         if not torch.is_tensor(inputs) or not torch.is_tensor(targets):
             raise TypeError("GradientBalancer.backward: inputs and targets must be tensors")
