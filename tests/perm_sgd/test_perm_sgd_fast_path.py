@@ -172,3 +172,17 @@ def test_loss_fn_must_return_a_scalar():
     with pytest.raises(ValueError, match="must return a scalar"):
         balancer.backward(per_row, X[order], y[order], indices=order)
     assert policy.position == 0
+
+
+def test_out_of_order_batch_is_refused_before_grad_is_touched():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(5, 3))
+    policy = GraB(6, seed=0)
+    order = policy.next_epoch()
+    balancer = GradientBalancer(policy, net)
+    X, y = torch.randn(6, 5), torch.randint(0, 3, (6,))
+    net.zero_grad(set_to_none=True)
+    wrong = order[[1, 0]]
+    with pytest.raises(ValueError, match="not the policy's next units"):
+        balancer.backward(torch.nn.functional.cross_entropy, X[wrong], y[wrong], indices=wrong)
+    assert all(p.grad is None for p in net.parameters()) and policy.position == 0

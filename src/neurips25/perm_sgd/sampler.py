@@ -362,6 +362,13 @@ class GradientBalancer:
             indices = self.policy.order[pos:pos + B]
         elif len(indices) != B:
             raise ValueError(f"GradientBalancer.backward: {len(indices)} indices for a batch of {B}")
+        idx = np.asarray(indices.detach().cpu() if torch.is_tensor(indices) else indices, dtype=np.int64)
+        pos = self.policy.position
+        expected = self.policy.order[pos:pos + B]
+        if not np.array_equal(idx, expected):  # refuse before the backward touches .grad
+            raise ValueError(f"GradientBalancer.backward: indices {idx.tolist()} are not the policy's next "
+                             f"units {expected.tolist()} (positions {pos}.. of epoch {self.policy.epoch}); "
+                             "observe is called in the policy's order")
         flat, loss = None, None
         if self._linear is not None:  # fills .grad by the ordinary backward pass
             flat, loss = self._per_example_linear(loss_fn, inputs, targets, B, reduction)
@@ -369,7 +376,6 @@ class GradientBalancer:
         if flat is None:
             flat, loss = self._per_example_vmap(loss_fn, inputs, targets, B, reduction)
         with torch.no_grad():
-            idx = np.asarray(indices.detach().cpu() if torch.is_tensor(indices) else indices, dtype=np.int64)
             observe_step = getattr(self.policy, "observe_step", None)
             if observe_step is not None:  # CD-GraB: every rank's per-example gradients of this step
                 observe_step(idx, flat)
