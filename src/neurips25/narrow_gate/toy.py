@@ -159,6 +159,12 @@ class AdapterToyVLM(PreTrainedModel):
         self.vision = PatchEncoder(config.patch_dim, config.n_patches, config.vision_dim)
         self.projector = nn.Sequential(nn.Linear(config.vision_dim, h), nn.GELU(), nn.Linear(h, h))
         self.post_init()
+        # the LM keeps HF's std-0.02 init; the vision side gets PyTorch's default (fan-in) init: with std 0.02 the
+        # projected features are ~1e-3 and nearly equal across images, and training collapses to a constant bias
+        for mod in [*self.vision.modules(), *self.projector.modules()]:
+            if hasattr(mod, "reset_parameters") and mod is not self.vision.block:
+                mod.reset_parameters()
+        self.vision.block.self_attn._reset_parameters()
 
     @classmethod
     def create(cls, patch_dim: int, n_image_tokens: int, hidden: int = 128, layers: int = 4, heads: int = 4,
