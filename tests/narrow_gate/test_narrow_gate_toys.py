@@ -53,3 +53,17 @@ def test_toys_run_the_toolkit():
         adapter(input_ids=inp["input_ids"], pixel_values=inp["pixel_values"][:1])
     with pytest.raises(ValueError, match="pixel_values must have shape"):
         adapter(input_ids=inp["input_ids"], pixel_values=inp["pixel_values"][..., :5])
+
+
+@torch.no_grad()
+def test_adapter_image_features_differ_across_images_at_init():
+    # regression: with HF's std-0.02 init on the vision side the features were ~1e-3 and equal across images
+    from neurips25.narrow_gate.data import patches
+
+    w = ShapesWorld()
+    adapter = AdapterToyVLM.create(108, 16)
+    b = w.sample(8, seed=2)
+    inp = adapter.inputs(patches(b.images, 6), np.zeros((8, 5), dtype=np.int64))
+    emb = adapter.merge(inp["input_ids"], inp["pixel_values"])[:, 2:18]
+    text_scale = adapter.get_input_embeddings().weight.std()
+    assert emb.std(0).mean() > 0.3 * text_scale
