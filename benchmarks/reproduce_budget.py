@@ -26,7 +26,18 @@ from neurips25.repro.store import RunDir
 DEMO_BUDGET_S = 75 * 60
 
 
-def table(results: dict[str, dict]) -> tuple[list[str], bool]:
+def elapsed_s(results: dict[str, dict], config: dict) -> float | None:
+    """Wall time of the whole run: from the run directory's creation to the last unit's end (units that ran in
+    parallel overlap, so this is less than the sum of their wall times)."""
+    try:
+        start = dt.datetime.fromisoformat(config["created"])
+        end = max(dt.datetime.fromisoformat(r["finished_at"]) for r in results.values())
+    except (KeyError, ValueError, TypeError):
+        return None
+    return (end - start).total_seconds()
+
+
+def table(results: dict[str, dict], elapsed: float | None = None) -> tuple[list[str], bool]:
     lines = [f"{'method':<20} {'wall s':>8} {'CPU s':>8} {'ceiling s':>10} {'wall/ceiling':>13}  verdict",
              "-" * 72]
     ok_all, total = True, 0.0
@@ -41,8 +52,12 @@ def table(results: dict[str, dict]) -> tuple[list[str], bool]:
         cpu_text = "-" if cpu is None else f"{cpu:8.0f}"
         lines.append(f"{slug:<20} {wall:8.0f} {cpu_text:>8} {ceiling or float('nan'):10.0f} {ratio:13.2f}  {status}")
     lines.append("-" * 72)
-    within_demo = total <= DEMO_BUDGET_S
-    lines.append(f"{'all methods':<20} {total:8.0f} {'':>8} {DEMO_BUDGET_S:10.0f} {total / DEMO_BUDGET_S:13.2f}  "
+    run_s = total if elapsed is None else elapsed
+    within_demo = run_s <= DEMO_BUDGET_S
+    if elapsed is not None:
+        lines.append(f"{'sum of walls':<20} {total:8.0f}   (units overlapped: see the run's elapsed time below)")
+    label = "all methods" if elapsed is None else "run elapsed"
+    lines.append(f"{label:<20} {run_s:8.0f} {'':>8} {DEMO_BUDGET_S:10.0f} {run_s / DEMO_BUDGET_S:13.2f}  "
                  f"{'within' if within_demo else 'OVER'}")
     return lines, ok_all and within_demo
 
@@ -65,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         slugs = args.slugs or [m.slug for m in METHODS.values() if m.usable()]
         out = Path("runs") / ("budget-" + dt.datetime.now().strftime("%Y%m%d-%H%M%S"))
         results = run_methods(slugs, scale="quick", seed=args.seed, out=out)
-    lines, ok = table(results)
+    config = RunDir(args.run).config() if args.run else RunDir(out).config()
+    parallel = int(config.get("jobs", 1) or 1) > 1 or config.get("executor") == "ray"
+    lines, ok = table(results, elapsed_s(results, config) if parallel else None)
     print("\n".join(lines))
     print(f"load average (1 min) at start {load0[0]:.2f}, at end {os.getloadavg()[0]:.2f} on {os.cpu_count()} "
           "cores; ceilings hold for an idle machine")
