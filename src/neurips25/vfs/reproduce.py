@@ -343,6 +343,31 @@ def _privacy_ok(r: dict) -> bool:
 # --- the reproduction ------------------------------------------------------------------------------------
 
 
+def _rep_data(cfg: VFSConfig, seed: int, i: int):
+    """Rep ``i``'s data: the main-rate data set, its rare-rate labels from the same model, a sampling seed,
+    and the generator, which the caller keeps drawing from (random control set, test rows).
+
+    Everything is drawn from ``default_rng([seed, i])`` in a fixed order, so the reproduction and the c3b
+    diagnosis see the same stream.
+    """
+    rng = np.random.default_rng([seed, i])
+    data = make_vertical_sparse_classification(
+        cfg.n,
+        cfg.p,
+        n_parties=cfg.n_parties,
+        group_size=cfg.group_size,
+        density=cfg.density,
+        n_active_groups=cfg.n_active_groups,
+        n_active_per_group=cfg.n_active_per_group,
+        beta_range=cfg.beta_range,
+        positive_rate=cfg.main_rate,
+        random_state=rng,
+    )
+    eta = column_block(data.X_parts, data.party_columns, data.support) @ data.coef[data.support]
+    y_rare, _ = logistic_labels(eta, cfg.rare_rate, rng)
+    return data, y_rare, int(rng.integers(2**31)), rng
+
+
 @register("vfs")
 def run(scale: Scale, seed: int, out: Path) -> Outcome:
     cfg = CONFIGS[scale]
@@ -429,24 +454,9 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     n_reps = max(cfg.reps_main, cfg.reps_rare)
     main, rare = [], []
     for i in progress(range(n_reps), desc="vfs reps", total=n_reps):
-        rng = np.random.default_rng([seed, i])
-        data = make_vertical_sparse_classification(
-            cfg.n,
-            cfg.p,
-            n_parties=cfg.n_parties,
-            group_size=cfg.group_size,
-            density=cfg.density,
-            n_active_groups=cfg.n_active_groups,
-            n_active_per_group=cfg.n_active_per_group,
-            beta_range=cfg.beta_range,
-            positive_rate=cfg.main_rate,
-            random_state=rng,
-        )
+        data, y_rare, sample_seed, rng = _rep_data(cfg, seed, i)
         parts, support = data.X_parts, data.support
         n_groups = int(data.groups.max()) + 1
-        eta = column_block(parts, data.party_columns, support) @ data.coef[support]
-        y_rare, _ = logistic_labels(eta, cfg.rare_rate, rng)
-        sample_seed = int(rng.integers(2**31))
 
         if i < cfg.reps_rare:  # c3b: subsampling vs none at the rare rate, both two-stage
             r3 = _screen(parts, y_rare, cfg.ratio, sample_seed, cfg)
@@ -798,22 +808,7 @@ def subsampling_diagnosis(cfg: VFSConfig, seed: int, reps: int, cells=((3.0, 0.0
     """
     rows = []
     for i in progress(range(reps), desc="vfs c3b diagnosis", total=reps):
-        rng = np.random.default_rng([seed, i])
-        data = make_vertical_sparse_classification(
-            cfg.n,
-            cfg.p,
-            n_parties=cfg.n_parties,
-            group_size=cfg.group_size,
-            density=cfg.density,
-            n_active_groups=cfg.n_active_groups,
-            n_active_per_group=cfg.n_active_per_group,
-            beta_range=cfg.beta_range,
-            positive_rate=cfg.main_rate,
-            random_state=rng,
-        )
-        eta = column_block(data.X_parts, data.party_columns, data.support) @ data.coef[data.support]
-        y_rare, _ = logistic_labels(eta, cfg.rare_rate, rng)
-        sample_seed = int(rng.integers(2**31))
+        data, y_rare, sample_seed, _ = _rep_data(cfg, seed, i)
         rec = {"all": _covered(_screen(data.X_parts, y_rare, None, sample_seed, cfg).support, data.support)}
         for r, frac in cells:
             res = _screen(data.X_parts, y_rare, r, sample_seed, cfg, n_groups_keep=frac)
