@@ -33,18 +33,25 @@ def test_smollm2_path_is_the_wheels_gguf():
         assert fh.read(4) == b"GGUF"
 
 
-def test_fresh_copies_equal_the_source_model_buffers_included():
-    """The copy a loader hands out computes what the source model computes (RoPE buffers included), and
-    training one copy leaves the next untouched."""
+@pytest.fixture
+def tiny_llama():
+    """A two-layer tied Llama with SmolLM2's architecture: its config, the model, and a detached state copy."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    from neurips25.pretrained.smollm2 import build_from_state
-
     cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                    num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True)
     torch.manual_seed(0)
     src = transformers.LlamaForCausalLM(cfg).eval()
-    state = {k: v.detach().clone() for k, v in src.state_dict().items()}
+    return cfg, src, {k: v.detach().clone() for k, v in src.state_dict().items()}
+
+
+def test_fresh_copies_equal_the_source_model_buffers_included(tiny_llama):
+    """The copy a loader hands out computes what the source model computes (RoPE buffers included), and
+    training one copy leaves the next untouched."""
+    torch = pytest.importorskip("torch")
+    from neurips25.pretrained.smollm2 import build_from_state
+
+    cfg, src, state = tiny_llama
     a, b = build_from_state(cfg, state), build_from_state(cfg, state)
     ids = torch.randint(0, 64, (2, 12))
     with torch.no_grad():
@@ -58,17 +65,12 @@ def test_fresh_copies_equal_the_source_model_buffers_included():
     assert torch.equal(gen_src, gen_b)
 
 
-def test_disk_cache_round_trip_builds_the_same_model(tmp_path):
+def test_disk_cache_round_trip_builds_the_same_model(tmp_path, tiny_llama):
     """The dequantised-weights cache: config and state come back exactly; a tied head is rebuilt by tying."""
     torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
     from neurips25.pretrained.smollm2 import build_from_state, load_state_cache, save_state_cache
 
-    cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True)
-    torch.manual_seed(0)
-    src = transformers.LlamaForCausalLM(cfg).eval()
-    state = {k: v.detach().clone() for k, v in src.state_dict().items()}
+    cfg, src, state = tiny_llama
     file = tmp_path / "cache" / "m.safetensors"
     save_state_cache(cfg, state, file)
     assert file.is_file() and not list(file.parent.glob("*.tmp"))
