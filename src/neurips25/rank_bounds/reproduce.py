@@ -101,7 +101,15 @@ def make_mlp(d_in: int, width: int, depth: int, n_out: int):
 
 
 def train_mlp(X, y, width, depth, lam, cfg: Config, seed: int):
-    """Adam (one-cycle schedule, annealed to ~0) on cross-entropy + lam * sum of squared parameters."""
+    """Adam (one-cycle schedule, annealed to ~0) on cross-entropy + lam * sum of squared parameters.
+
+    The penalty enters as its gradient: torch's Adam with ``weight_decay=w`` adds ``w * theta`` to the
+    gradient before the moment estimates (coupled L2, not AdamW's decoupled decay), and the gradient of
+    ``lam * ||theta||^2`` is ``2 lam theta``, so ``weight_decay=2 lam`` is the same optimisation as adding the
+    penalty to the loss (checked in tests), without building it in the autograd graph. ``fused=True`` runs
+    the whole Adam update in one kernel: together ~1.6x faster per step than the penalty in the loss with
+    the for-loop Adam (issue 34: quick CPU time 364 s on an idle machine, ceiling 300 s).
+    """
     import copy
 
     import torch
@@ -110,7 +118,7 @@ def train_mlp(X, y, width, depth, lam, cfg: Config, seed: int):
     Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
     net = make_mlp(X.shape[1], width, depth, int(y.max()) + 1)
     init = copy.deepcopy(net)
-    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=2.0 * lam, fused=True)
     n = len(X)
     epochs = cfg.epochs if lam > 0 else cfg.epochs_no_wd
     steps = epochs * math.ceil(n / cfg.batch)
@@ -120,10 +128,8 @@ def train_mlp(X, y, width, depth, lam, cfg: Config, seed: int):
         perm = torch.randperm(n, generator=gen)
         for i in range(0, n, cfg.batch):
             b = perm[i : i + cfg.batch]
+            # objective: cross-entropy + lam * sum ||theta||^2 (the penalty's gradient is added by Adam)
             loss = torch.nn.functional.cross_entropy(net(Xt[b]), yt[b])
-            if lam > 0:
-                # weight decay as the penalty lam * sum ||theta||^2 (the objective of c2 and of the theory)
-                loss = loss + lam * sum((p**2).sum() for p in net.parameters())
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -282,9 +288,9 @@ def run_sweep(cfg: Config, seed: int) -> list[dict]:
             )
         Xtr, ytr, Xte, yte = data_cache[key]
         run_seed = seed * 1000 + k * 100 + width % 97 + int(lam * 1e5) + depth
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         net, init = train_mlp(Xtr, ytr, width, depth, lam, cfg, run_seed)
-        t_train = time.perf_counter() - t0
+        t_train, cpu_train = time.perf_counter() - t0, time.process_time() - c0
         rep = GeneralizationReport(net, Xtr, ytr, margin=MARGIN_QUANTILE, init_model=init)
         res = rep.compute()
         r05, nrank, nrank_max = hidden_effective_rank(net)
@@ -303,6 +309,7 @@ def run_sweep(cfg: Config, seed: int) -> list[dict]:
             "best_p": res["schatten"].terms["p"],
             "schatten_source": res["schatten"].terms["source"],
             "train_s": t_train,
+            "train_cpu_s": cpu_train,
         }
         row.update({f"log10_{name}": r.log10_value for name, r in res.items()})
         rows.append(row)
