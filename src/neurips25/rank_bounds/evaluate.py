@@ -51,8 +51,8 @@ def _l21_rows(layer: LayerInfo, augment: bool) -> float:
         if layer.init_bias is not None:
             b = b - layer.init_bias
     if layer.kind == "linear":
-        M = W if b is None else np.hstack([W, b[:, None]])
-        return float(np.sum(np.linalg.norm(M, axis=1)))
+        sq = np.einsum("ij,ij->i", W, W)  # row norms of [W, b] without building it
+        return float(np.sum(np.sqrt(sq if b is None else sq + b**2)))
     # conv: each output position's row holds (at most) the out-channel's kernel; bias adds one entry
     per_channel = np.sum(W.reshape(W.shape[0], -1) ** 2, axis=1)
     if b is not None:

@@ -109,10 +109,13 @@ class LayerInfo:
         b = np.zeros(self.W.shape[0]) if self.bias is None else self.bias
         if self.kind == "linear":
             M = self.W
-            if augment:
-                M = np.hstack([self.W, b[:, None]])
+            if augment:  # [[W, b], [0, 1]] (hidden) or [W, b] (last), filled in one buffer
+                r, c = self.W.shape
+                M = np.zeros((r + int(not last), c + 1))
+                M[:r, :c] = self.W
+                M[:r, c] = b
                 if not last:
-                    M = np.vstack([M, np.eye(1, M.shape[1], M.shape[1] - 1)])
+                    M[r, c] = 1.0
             return np.linalg.svd(M, compute_uv=False)
         n1, n2 = self.grid
         if not augment:
@@ -174,7 +177,8 @@ def _lipschitz_ok(mod) -> bool:
 
 
 def _np(t) -> np.ndarray:
-    return t.detach().cpu().double().numpy().copy()
+    # one float64 copy, detached from the tensor's memory
+    return np.array(t.detach().cpu().numpy(), dtype=np.float64)
 
 
 def _functional_step(target, args, kwargs):
