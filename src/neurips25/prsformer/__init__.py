@@ -16,7 +16,8 @@ schedule, training settings, and the simulated cohorts the reproduction uses (``
 
 Public API: :func:`neighborhood_attention`, :class:`NeighborhoodAttention1D`, :class:`PRSformer`
 and its parts, :func:`simulate_cohort`, :func:`read_plink` / :func:`write_plink`, the baselines
-(:func:`fit_penalized_logistic`, :func:`ldpred_inf`, :func:`fit_ldpred_grid`) and :func:`fit`.
+(:func:`fit_penalized_logistic`, :func:`ldpred_inf`, :func:`fit_ldpred_grid`), the oracle pair model
+(:func:`fit_pair_ridge`, a positive control) and :func:`fit`.
 Needs the ``genomics`` extra: ``pip install "neurips25[genomics]"``.
 """
 
@@ -26,7 +27,9 @@ require("torch", "genomics")
 
 from neurips25.prsformer.baselines import (  # noqa: E402
     LinearScore,
+    PairScore,
     fit_ldpred_grid,
+    fit_pair_ridge,
     fit_penalized_logistic,
     gwas_sumstats,
     ld_blocks,
@@ -60,7 +63,14 @@ from neurips25.prsformer.neighborhood_attention import (  # noqa: E402
     reference_neighborhood_attention,
 )
 from neurips25.prsformer.plink import read_plink, write_plink  # noqa: E402
-from neurips25.prsformer.train import FitResult, evaluate, fit, predict, task_metrics  # noqa: E402
+from neurips25.prsformer.train import (  # noqa: E402
+    FitResult,
+    PerTaskCheckpoints,
+    evaluate,
+    fit,
+    predict,
+    task_metrics,
+)
 
 __all__ = [
     "neighborhood_attention",
@@ -92,7 +102,10 @@ __all__ = [
     "ldpred_inf",
     "ldpred_gibbs",
     "fit_ldpred_grid",
+    "PairScore",
+    "fit_pair_ridge",
     "FitResult",
+    "PerTaskCheckpoints",
     "fit",
     "predict",
     "evaluate",

@@ -28,6 +28,8 @@ __all__ = [
     "ldpred_inf",
     "ldpred_gibbs",
     "fit_ldpred_grid",
+    "PairScore",
+    "fit_pair_ridge",
 ]
 
 PENALTY_L1_RATIO = {"l2": 0.0, "l1": 1.0, "elasticnet": 0.5}
@@ -59,23 +61,99 @@ class LinearScore:
 
     def predict(self, dosages, covariates=None) -> np.ndarray:
         """Scores ``[N, T]`` (logits for the logistic fits; a rank score for LDpred)."""
-        z, _ = standardize_genotypes(dosages, self.freq)
+        d = _check_dosages(dosages, "predict")
+        if d.shape[1] != self.weights.shape[0]:
+            raise ValueError(f"`dosages` has {d.shape[1]} SNPs, the score was fit on {self.weights.shape[0]}")
+        z, _ = standardize_genotypes(d, self.freq)
         s = z @ self.weights + self.intercept
-        if covariates is not None and self.cov_weights.size:
-            s = s + np.asarray(covariates, dtype=np.float32) @ self.cov_weights
-        return s
+        return s + _covariate_term(self.cov_weights, covariates, len(d))
+
+
+def _covariate_term(cov_weights, covariates, n: int):
+    if not cov_weights.size:
+        return 0.0
+    c = _check_covariates(covariates, n, "covariates")
+    if c is None or c.shape[1] != cov_weights.shape[0]:
+        raise ValueError(f"the score was fit with {cov_weights.shape[0]} covariates; pass `covariates` "
+                         f"[N, {cov_weights.shape[0]}]")
+    return c @ cov_weights
+
+
+@dataclasses.dataclass
+class PairScore:
+    """The oracle pair model: a logistic score on standardised SNPs plus the products of given pairs.
+
+    ``logit_t = Z w_t + sum_p v_pt z_i(p) z_j(p) + c_t . covariates + b_t``; fit by
+    :func:`fit_pair_ridge`. Given the *true* interacting pairs it shows how much non-linear signal
+    a model could learn at this N (a positive control; not a method a user would have).
+    """
+
+    weights: np.ndarray  # [L + P, T]
+    intercept: np.ndarray
+    cov_weights: np.ndarray
+    freq: np.ndarray
+    pairs: np.ndarray  # [P, 2]
+    chosen: list
+
+    def predict(self, dosages, covariates=None) -> np.ndarray:
+        d = _check_dosages(dosages, "predict")
+        if d.shape[1] != len(self.freq):
+            raise ValueError(f"`dosages` has {d.shape[1]} SNPs, the score was fit on {len(self.freq)}")
+        X, _ = _pair_features(d, self.pairs, self.freq)
+        return X @ self.weights + self.intercept + _covariate_term(self.cov_weights, covariates, len(d))
+
+
+def _check_dosages(dosages, name: str) -> np.ndarray:
+    """Hard calls in {-1 (missing), 0, 1, 2}, or imputed dosages in [0, 2] (floats, -1 = missing)."""
+    d = np.asarray(dosages)
+    if d.ndim != 2:
+        raise ValueError(f"`{name}` dosages must be 2-D [N, L], got shape {d.shape}")
+    if d.dtype.kind not in "iuf" and d.dtype != bool:
+        raise TypeError(f"`{name}` dosages must be numeric, got dtype {d.dtype}")
+    if d.dtype.kind == "f" and np.isnan(d).any():
+        raise ValueError(f"`{name}` dosages contain NaN; code missing genotypes as -1")
+    if d.size:
+        obs = d[d != -1]
+        if obs.size and (obs.min() < 0 or obs.max() > 2):
+            raise ValueError(f"`{name}` dosages must be allele counts in {{0, 1, 2}} (or imputed values in "
+                             f"[0, 2]; -1 = missing), found range [{obs.min()}, {obs.max()}]")
+    return d
 
 
 def _check_xy(dosages, labels, name: str):
-    d = np.asarray(dosages)
+    d = _check_dosages(dosages, name)
     y = np.asarray(labels, dtype=float)
     if y.ndim == 1:
         y = y[:, None]
-    if d.ndim != 2 or y.ndim != 2 or d.shape[0] != y.shape[0]:
+    if y.ndim != 2 or d.shape[0] != y.shape[0]:
         raise ValueError(f"`{name}` dosages {d.shape} and labels {y.shape} must be [N, L] and [N, T]")
     if np.isnan(y).any():
         raise ValueError(f"`{name}` labels contain NaN phenotypes")
+    if not np.isin(y, (0.0, 1.0)).all():
+        raise ValueError(f"`{name}` labels must be 0/1 (controls/cases), found values "
+                         f"{np.unique(y)[:5].tolist()}; recode PLINK-style 1/2 phenotypes as 0/1")
     return d, y
+
+
+def _check_pair(d, y, dv, yv):
+    if dv.shape[1] != d.shape[1]:
+        raise ValueError(f"train dosages have {d.shape[1]} SNPs but val dosages have {dv.shape[1]}; "
+                         "both must hold the same SNPs in the same order")
+    if yv.shape[1] != y.shape[1]:
+        raise ValueError(f"train labels have {y.shape[1]} tasks but val labels have {yv.shape[1]}")
+    for t in range(yv.shape[1]):
+        if not 0 < yv[:, t].sum() < len(yv):
+            raise ValueError(f"val labels of task {t} hold a single class ({int(yv[:, t].sum())} cases in "
+                             f"{len(yv)}); the validation AUROC that tunes the penalty needs cases and controls")
+
+
+def _check_covariates(cov, n: int, name: str):
+    if cov is None:
+        return None
+    c = np.asarray(cov, dtype=np.float64)
+    if c.ndim != 2 or c.shape[0] != n or not np.isfinite(c).all():
+        raise ValueError(f"`{name}` must be finite [N, C] with N={n}, got shape {c.shape}")
+    return c
 
 
 def _features(dosages, covariates, freq):
@@ -200,6 +278,13 @@ def fit_penalized_logistic(train_dosages, train_labels, val_dosages, val_labels,
         raise ValueError(f"`lambdas` must hold positive floats, got {lambdas!r}")
     d, y = _check_xy(train_dosages, train_labels, "train")
     dv, yv = _check_xy(val_dosages, val_labels, "val")
+    _check_pair(d, y, dv, yv)
+    train_covariates = _check_covariates(train_covariates, len(d), "train_covariates")
+    val_covariates = _check_covariates(val_covariates, len(dv), "val_covariates")
+    if (train_covariates is None) != (val_covariates is None) or (
+            train_covariates is not None and train_covariates.shape[1] != val_covariates.shape[1]):
+        raise ValueError("`train_covariates` and `val_covariates` must both be given with the same columns, "
+                         "or both be None")
     X, freq = _features(d, train_covariates, None)
     Xv, _ = _features(dv, val_covariates, freq)
     L = d.shape[1]
@@ -212,6 +297,70 @@ def fit_penalized_logistic(train_dosages, train_labels, val_dosages, val_labels,
         best_w[:, t], best_b[t] = W[:, t, k], b[t, k]
         chosen.append({"lambda": float(lambdas[k]), "val_auroc": aucs[k]})
     return LinearScore(best_w[:L], best_b, best_w[L:], freq, chosen)
+
+
+def _pair_features(dosages, pairs, freq):
+    z, freq = standardize_genotypes(dosages, freq)
+    if len(pairs):
+        z = np.hstack([z, z[:, pairs[:, 0]] * z[:, pairs[:, 1]]])
+    return z, freq
+
+
+def fit_pair_ridge(train_dosages, train_labels, val_dosages, val_labels, pairs,
+                   lambdas: Sequence[float] | None = None, train_covariates=None, val_covariates=None,
+                   n_iter: int = 60) -> PairScore:
+    """Ridge logistic on SNPs plus the products of ``pairs``, the penalty chosen per disease on validation.
+
+    With the simulation's true pairs (``cohort.truth["pairs"]``) this is the *oracle pair model*: the
+    learnable ceiling of the non-linear signal at this sample size (it knows which pairs interact).
+
+    Parameters
+    ----------
+    train_dosages, val_dosages : np.ndarray
+        ``[N, L]`` in {-1, 0, 1, 2} (or imputed values in [0, 2]).
+    train_labels, val_labels : np.ndarray
+        ``[N, T]`` 0/1.
+    pairs : array-like of int
+        ``[P, 2]`` SNP indices whose product enters the model (P may be 0: plain ridge).
+    lambdas : sequence of float, optional
+        Default 6 values geometric from 1 to 1e-3.
+    train_covariates, val_covariates : np.ndarray, optional
+        ``[N, C]``, unpenalised.
+
+    Returns
+    -------
+    PairScore
+    """
+    d, y = _check_xy(train_dosages, train_labels, "train")
+    dv, yv = _check_xy(val_dosages, val_labels, "val")
+    _check_pair(d, y, dv, yv)
+    pr = np.asarray(pairs)
+    if pr.size == 0:
+        pr = np.zeros((0, 2), dtype=int)
+    if pr.ndim != 2 or pr.shape[1] != 2 or pr.dtype.kind not in "iu":
+        raise ValueError(f"`pairs` must be an int array [P, 2], got shape {pr.shape}, dtype {pr.dtype}")
+    if pr.size and (pr.min() < 0 or pr.max() >= d.shape[1]):
+        raise ValueError(f"`pairs` must index SNPs in [0, {d.shape[1]}), found range [{pr.min()}, {pr.max()}]")
+    lambdas = np.geomspace(1.0, 1e-3, 6) if lambdas is None else np.asarray(lambdas, dtype=float)
+    if not lambdas.size or lambdas.min() <= 0:
+        raise ValueError(f"`lambdas` must hold positive floats, got {lambdas!r}")
+    tc = _check_covariates(train_covariates, len(d), "train_covariates")
+    vc = _check_covariates(val_covariates, len(dv), "val_covariates")
+    if (tc is None) != (vc is None):
+        raise ValueError("`train_covariates` and `val_covariates` must both be given or both be None")
+    X, freq = _pair_features(d, pr, None)
+    Xv, _ = _pair_features(dv, pr, freq)
+    n_feat = X.shape[1]
+    if tc is not None:
+        X, Xv = np.hstack([X, tc]), np.hstack([Xv, vc])
+    W, b = logistic_path(X, y, lambdas, 0.0, n_unpenalized=X.shape[1] - n_feat, n_iter=n_iter)
+    best_w, best_b, chosen = np.zeros((X.shape[1], y.shape[1])), np.zeros(y.shape[1]), []
+    for t in range(y.shape[1]):
+        aucs = [_score_on_val(Xv, W[:, t, k], yv[:, t]) for k in range(len(lambdas))]
+        k = int(np.argmax(aucs))
+        best_w[:, t], best_b[t] = W[:, t, k], b[t, k]
+        chosen.append({"lambda": float(lambdas[k]), "val_auroc": aucs[k]})
+    return PairScore(best_w[:n_feat], best_b, best_w[n_feat:], freq, pr, chosen)
 
 
 def gwas_sumstats(dosages, labels, freq=None):
@@ -367,16 +516,21 @@ def _score_on_val(z, w, y):
 def fit_ldpred_grid(train_dosages, train_labels, val_dosages, val_labels, chromosome=None,
                     h2_grid: Sequence[float] = (0.05, 0.1, 0.2, 0.4),
                     p_grid: Sequence[float] = (0.01, 0.03, 0.1, 0.3, 1.0), block_size: int = 256,
-                    n_iter: int = 60, burn_in: int = 20, method: str = "grid", seed: int = 0) -> LinearScore:
+                    n_iter: int = 60, burn_in: int = 20, method: str = "grid", seed: int = 0,
+                    train_covariates=None, val_covariates=None) -> LinearScore:
     """Summary statistics + LD from the training cohort, settings chosen by validation AUROC.
 
     ``method="grid"`` runs :func:`ldpred_gibbs` over ``h2_grid x p_grid``; ``method="inf"`` runs
-    :func:`ldpred_inf` over ``h2_grid``. The returned score has no covariate weights.
+    :func:`ldpred_inf` over ``h2_grid``. Without covariates the score is the polygenic score alone.
+    With ``train_covariates`` (and ``val_covariates``), the chosen PRS and the covariates then enter
+    an unpenalised logistic regression on the training individuals (the usual "PRS + covariates"
+    model), so the score uses covariates as the individual-level models do.
     """
     if method not in ("grid", "inf"):
         raise ValueError(f"`method` must be 'grid' or 'inf', got {method!r}")
     d, y = _check_xy(train_dosages, train_labels, "train")
     dv, yv = _check_xy(val_dosages, val_labels, "val")
+    _check_pair(d, y, dv, yv)
     beta_hat, n, freq = gwas_sumstats(d, y)
     blocks = ld_blocks(d, block_size, chromosome, freq)
     zv, _ = standardize_genotypes(dv, freq)
@@ -399,4 +553,17 @@ def fit_ldpred_grid(train_dosages, train_labels, val_dosages, val_labels, chromo
         s = int(np.argmax(aucs))
         W[:, t] = effects[:, s, t]
         chosen.append({**settings[s], "val_auroc": aucs[s]})
-    return LinearScore(W, np.zeros(T), np.zeros((0, T)), freq, chosen)
+    tc = _check_covariates(train_covariates, len(d), "train_covariates")
+    vc = _check_covariates(val_covariates, len(dv), "val_covariates")
+    if (tc is None) != (vc is None):
+        raise ValueError("`train_covariates` and `val_covariates` must both be given or both be None")
+    if tc is None:
+        return LinearScore(W, np.zeros(T), np.zeros((0, T)), freq, chosen)
+    z, _ = standardize_genotypes(d, freq)
+    prs = z @ W  # [N, T]
+    scale, cov_w, intercept = np.zeros(T), np.zeros((tc.shape[1], T)), np.zeros(T)
+    for t in range(T):
+        sd = max(prs[:, t].std(), 1e-12)
+        Wt, bt = logistic_path(np.hstack([prs[:, [t]] / sd, tc]), y[:, [t]], [1e-6], n_iter=50)
+        scale[t], cov_w[:, t], intercept[t] = Wt[0, 0, 0] / sd, Wt[1:, 0, 0], bt[0, 0]
+    return LinearScore(W * scale, intercept, cov_w, freq, chosen)

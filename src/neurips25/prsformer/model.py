@@ -271,9 +271,13 @@ def _check_covariates(covariates, batch: int, n_covariates: int):
         return None
     if covariates is None:
         raise ValueError(f"the model was built with n_covariates={n_covariates}; pass `covariates`")
+    if not isinstance(covariates, torch.Tensor):
+        raise TypeError(f"`covariates` must be a torch.Tensor, got {type(covariates).__name__}")
     if covariates.shape != (batch, n_covariates):
         raise ValueError(f"`covariates` must have shape [{batch}, {n_covariates}], "
                          f"got {tuple(covariates.shape)}")
+    if not torch.isfinite(covariates).all():
+        raise ValueError("`covariates` contains NaN or infinite values; impute or drop those individuals")
     return covariates.float()
 
 

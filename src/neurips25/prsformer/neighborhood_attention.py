@@ -158,6 +158,11 @@ def neighborhood_attention(q, k, v, kernel_size: int, dilation: int = 1, scale: 
             raise ValueError(f"`{name}` must have shape [B, H, L, D], got {tuple(x.shape)}")
         if not x.is_floating_point():
             raise TypeError(f"`{name}` must be floating point, got {x.dtype}")
+    if k.dtype != q.dtype or v.dtype != q.dtype:
+        raise TypeError(f"`q`, `k`, `v` must share one dtype, got {q.dtype}, {k.dtype}, {v.dtype}; "
+                        "cast them first (e.g. k.to(q.dtype))")
+    if k.device != q.device or v.device != q.device:
+        raise ValueError(f"`q`, `k`, `v` must be on one device, got {q.device}, {k.device}, {v.device}")
     if k.shape != q.shape or v.shape != q.shape:
         raise ValueError(f"`q`, `k`, `v` must share one shape, got {tuple(q.shape)}, {tuple(k.shape)}, "
                          f"{tuple(v.shape)}")
