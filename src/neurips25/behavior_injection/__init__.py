@@ -11,9 +11,10 @@ chains of thought, written as DAGs of intermediate quantities, with exploration 
 the missing input, back off) and exploitation (gather known values, solve a ready node) steps that are
 correct in context and leave the final answer unchanged.
 
-Here: a mini-iGSM task with exact-match reward, the augmentation, SFT and GRPO for any Hugging Face causal
-LM (a tiny ``LlamaForCausalLM`` built offline is the default policy) and the influence analysis
-(``rl_readiness``). Reconstructed (the full text was not available): the template wording, the way the
+Here: a mini-iGSM task with exact-match reward, a Countdown-style task with a derivation verifier, the
+augmentation, SFT and GRPO for any Hugging Face causal LM (a tiny ``LlamaForCausalLM`` built offline is the
+default policy), the influence analysis (``rl_readiness``) and a cross-check of the GRPO loss against TRL's
+``GRPOTrainer``. Reconstructed (the full text was not available): the template wording, the way the
 probability p is applied per step, the length-normalised score gradients. See docs/behavior_injection.md.
 """
 
@@ -24,6 +25,7 @@ from neurips25.behavior_injection.augment import (
     filler_like,
     inject_behaviors,
 )
+from neurips25.behavior_injection.countdown import Countdown, verify_derivation
 from neurips25.behavior_injection.dag import ReasoningDAG
 from neurips25.behavior_injection.grpo import (
     GRPO,
@@ -48,6 +50,7 @@ from neurips25.behavior_injection.influence import (
 from neurips25.behavior_injection.model import build_tokenizer, tiny_llama
 from neurips25.behavior_injection.sft import sft_train
 from neurips25.behavior_injection.tasks import MiniIGSM, Problem, exact_match_reward, parse_answer, parse_solution
+from neurips25.behavior_injection.trl_check import advantage_scale, build_trl_trainer, trl_loss_crosscheck
 
 __all__ = [
     "BehaviorInjector", "inject_behaviors", "explore_step", "exploit_step", "filler_like", "ReasoningDAG",
@@ -55,4 +58,5 @@ __all__ = [
     "Group", "sample_groups", "rollout_accuracy", "informativeness", "frac_zero_std", "mean_score_gradients",
     "influence_identity_error", "co_influence", "first_order_check", "rl_readiness", "build_tokenizer",
     "tiny_llama", "sft_train", "MiniIGSM", "Problem", "exact_match_reward", "parse_answer", "parse_solution",
+    "Countdown", "verify_derivation", "trl_loss_crosscheck", "build_trl_trainer", "advantage_scale",
 ]
