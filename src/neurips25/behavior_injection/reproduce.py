@@ -48,10 +48,13 @@ BAND = (0.3, 0.7)  # criterion 2's setting: SFT stopped at moderate accuracy
 class Config:
     """Every knob of the experiment; smoke / quick / paper are three instances."""
 
-    seeds: int = 1
+    seeds: int = 2
     arms: tuple[str, ...] = ("plain", "bridge", "filler")
-    id_ops: tuple[int, int] = (2, 3)
-    ood_ops: tuple[int, int] = (4, 5)
+    # calibration (criterion 2 needs plain SFT in the 30-70 % band): with 2-3-operation ID problems plain SFT
+    # stayed near chance (0.20 at quick, v1), and 2-operation problems alone reached 0.19-0.25 in 600 SFT
+    # steps (dev runs); mixing 1- and 2-operation problems puts plain SFT in the band
+    id_ops: tuple[int, int] = (1, 2)
+    ood_ops: tuple[int, int] = (3, 4)
     mod: int = 7
     distractors: tuple[int, int] = (0, 0)
     p: float = 0.5
@@ -61,7 +64,7 @@ class Config:
     pretrain_ops: tuple[int, int] = (1, 1)
     pretrain_steps: int = 1000
     n_sft: int = 8000
-    sft_steps: int = 600
+    sft_steps: int = 400
     sft_batch: int = 32
     sft_lr: float = 5e-3
     rl_steps: int = 40
@@ -69,18 +72,18 @@ class Config:
     group_size: int = 8
     rl_lr: float = 5e-4
     beta: float = 0.0
-    max_new_tokens: int = 96
-    ood_new_tokens: int = 160
-    n_eval: int = 200
+    max_new_tokens: int = 80
+    ood_new_tokens: int = 128
+    n_eval: int = 300
     n_probe: int = 24
     probe_n: int = 8
     influence_groups: int = 6
 
 
 CONFIGS = {
-    "smoke": Config(arms=("plain", "bridge", "filler"), n_sft=300, pretrain_steps=6, sft_steps=8, sft_batch=16,
-                    rl_steps=2, rl_queries=4, group_size=4, n_eval=16, n_probe=6, probe_n=4, influence_groups=3,
-                    d_model=32, n_heads=2, max_new_tokens=48, ood_new_tokens=64),
+    "smoke": Config(seeds=1, arms=("plain", "bridge", "filler"), n_sft=300, pretrain_steps=6, sft_steps=8,
+                    sft_batch=16, rl_steps=2, rl_queries=4, group_size=4, n_eval=16, n_probe=6, probe_n=4,
+                    influence_groups=3, d_model=32, n_heads=2, max_new_tokens=48, ood_new_tokens=64),
     "quick": Config(),
     "paper": Config(seeds=3, arms=("plain", "bridge", "filler", "explore_only", "exploit_only"), rl_steps=80,
                     n_eval=500, n_probe=48, probe_n=16),
@@ -242,13 +245,17 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     ]
     per_seed = []
     infl = None
+    # one shared base model (the stand-in for a pretrained LM, as one LLM is shared by every arm and seed in
+    # the paper); the paired seeds vary the SFT / RL / evaluation data and the sampling
+    vocab_task = make_splits(seed, 1, 1, 1, 1, cfg.id_ops, cfg.ood_ops, cfg.mod, cfg.distractors).task
+    tok = build_tokenizer(vocab_task.vocabulary())
+    torch.manual_seed(seed)
+    base = pretrain(cfg, tok, seed)
     for k in range(cfg.seeds):
         s = seed + k
         torch.manual_seed(s)
         splits = make_splits(s, cfg.n_sft, 400, cfg.n_probe, cfg.n_eval, cfg.id_ops, cfg.ood_ops, cfg.mod,
                              cfg.distractors)
-        tok = build_tokenizer(splits.task.vocabulary())
-        base = pretrain(cfg, tok, s)
         # the arms are independent given the base model: ctx.map runs them here locally, as parallel Ray tasks
         done = ctx.map(_arm_task, [(cfg, splits, tok, base, arm, s) for arm in cfg.arms], desc=f"arms, seed {s}")
         recs = {arm: rec for arm, (rec, _) in zip(cfg.arms, done)}
@@ -287,7 +294,9 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     passed = bool(d_id.mean() >= MARGIN)
     ctrl_passes = f_id is not None and bool(f_id.mean() >= MARGIN)
     verdict = None if not in_band else (passed and not ctrl_passes if not (passed and ctrl_passes) else None)
-    ci = (f" [{d_id.min():+.3f}, {d_id.max():+.3f}] over {len(d_id)} seeds" if len(d_id) > 1 else " (1 seed)")
+    agree = len(set((d_id >= MARGIN).tolist())) == 1
+    ci = (f" (per seed {', '.join(f'{d:+.3f}' for d in d_id)}; seeds {'agree' if agree else 'DISAGREE'})"
+          if len(d_id) > 1 else " (1 seed)")
     claims[1].judge(verdict, {"gain_diff_id_per_seed": d_id, "gain_diff_ood_per_seed": d_ood,
                               "filler_minus_plain_id": f_id, "plain_sft_acc_id": plain_acc,
                               "arms": table},
