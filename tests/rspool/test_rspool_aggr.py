@@ -241,5 +241,97 @@ def test_non_contiguous_input_and_infinities():
     x = torch.rand(3, 8)[:, ::2]  # non-contiguous [3, 4]
     assert torch.allclose(rs_pool(x, torch.tensor([0, 0, 1])), rs_pool(x.contiguous(), torch.tensor([0, 0, 1])))
     bad = torch.tensor([[float("inf"), 0.0], [float("-inf"), 0.0]])
-    with pytest.raises(ValueError, match="`x` contains infinities of both signs"):
+    with pytest.raises(ValueError, match="`x` contains infinite values"):
         rs_pool(bad)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf")])
+def test_single_infinity_raises_not_silent_nan(value):
+    # review: one +inf gave NaN output silently (only mixed-sign infinities were caught)
+    x = torch.rand(4, 3)
+    x[2, 1] = value
+    index = torch.tensor([0, 0, 1, 1])
+    with pytest.raises(ValueError, match="RSPoolAggregation: `x` contains infinite values"):
+        RSPoolAggregation()(x, index)
+    with pytest.raises(ValueError, match="rs_pool: `x` contains infinite values"):
+        rs_pool(x, index)
+    with pytest.raises(ValueError, match="rs_pool_dense: `h` contains infinite values"):
+        rs_pool_dense(x.view(2, 2, 3))
+    star_index = torch.tensor([0, 1, 1, 1])  # skewed groups take the scatter path: same check
+    with pytest.raises(ValueError, match="`x` contains infinite values"):
+        rs_pool(x, star_index, size=50)
+
+
+def test_numpy_and_list_inputs_get_clear_errors():
+    import numpy as np
+
+    with pytest.raises(TypeError, match="RSPoolAggregation: `x` must be a torch.Tensor, got ndarray"):
+        RSPoolAggregation()(np.ones((3, 2), dtype=np.float32), torch.zeros(3, dtype=torch.long))
+    with pytest.raises(TypeError, match="RSPoolAggregation: `index` must be a torch.Tensor, got list"):
+        RSPoolAggregation()(torch.rand(3, 2), [0, 0, 1])
+    with pytest.raises(TypeError, match="`index` must be an integer tensor"):
+        RSPoolAggregation()(torch.rand(3, 2), torch.tensor([0.0, 0.0, 1.0]))
+    with pytest.raises(TypeError, match="rs_pool: `x` must be a torch.Tensor"):
+        rs_pool(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="rs_pool: `batch` must be a 1-D integer tensor"):
+        rs_pool(torch.rand(3, 2), [0, 0, 1])
+    # numpy integers are accepted as hyper-parameters
+    assert RSPoolAggregation(np.int64(3), np.float32(2.0)).num_iterations == 3
+
+
+def test_aggregation_resolver_finds_rspool():
+    from torch_geometric.nn import SAGEConv
+    from torch_geometric.nn.resolver import aggregation_resolver
+
+    for name in ("rspool", "rs_pool", "RSPoolAggregation"):
+        assert isinstance(aggregation_resolver(name), RSPoolAggregation)
+    assert aggregation_resolver("rspool", num_iterations=5).num_iterations == 5
+    conv = SAGEConv(3, 4, aggr="rspool")
+    assert isinstance(conv.aggr_module, RSPoolAggregation)
+    x, ei = torch.rand(4, 3), torch.tensor([[0, 1, 2], [3, 3, 0]])
+    assert conv(x, ei).shape == (4, 4)
+
+
+def test_jacrev_and_vmap_work_through_the_custom_backward():
+    # setup_context + generated vmap rule: torch.func per-sample tools see the exact gradient
+    x = torch.rand(7, 3, dtype=torch.float64)
+    batch = torch.tensor([0, 0, 1, 1, 1, 2, 2])
+    jac = torch.func.jacrev(lambda t: rs_pool(t, batch))(x)
+    ref = torch.autograd.functional.jacobian(lambda t: rs_pool(t, batch), x)
+    assert torch.allclose(jac, ref, atol=1e-12) and float(jac.abs().sum()) > 0
+    hb = torch.rand(5, 2, 4, 3, dtype=torch.float64)
+    out = torch.func.vmap(rs_pool_dense)(hb)
+    assert torch.allclose(out, torch.stack([rs_pool_dense(h) for h in hb]), atol=1e-12)
+    w = torch.rand(3, dtype=torch.float64)
+    def loss(w, h):
+        return rs_pool_dense(h * w).sum()
+
+    per_sample = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(w, hb)
+    loop = torch.stack([torch.func.grad(loss)(w, h) for h in hb])
+    assert torch.allclose(per_sample, loop, atol=1e-12)
+
+
+def test_hub_node_uses_scatter_path_not_quadratic_padding(monkeypatch):
+    # a star: one node receives n - 1 messages; padding would be [n, n - 1, d] (n^2 d floats)
+    from torch_geometric.nn import SAGEConv
+
+    def no_padding(*args):
+        raise AssertionError("padded [B, N_max, d] tensor built for a hub node")
+
+    n = 3000
+    x = torch.rand(n, 4, dtype=torch.float64)
+    ei = torch.stack([torch.arange(1, n), torch.zeros(n - 1, dtype=torch.long)])
+    conv = SAGEConv(4, 4, aggr="rspool").double()
+    monkeypatch.setattr(functional_module, "to_dense", no_padding)
+    out = conv(x, ei)
+    out.sum().backward()
+    assert out.shape == (n, 4) and bool(torch.isfinite(x.grad if x.grad is not None else out).all())
+    monkeypatch.undo()
+    # the scatter path equals the padded path
+    batch = torch.cat([torch.zeros(40, dtype=torch.long), torch.arange(1, 200)])
+    xs = torch.rand(239, 5, dtype=torch.float64, requires_grad=True)
+    assert 200 * 40 > functional_module.PAD_LIMIT * 239 + 64  # really the scatter branch
+    flat = rs_pool(xs, batch, num_iterations=3)
+    dense = torch.stack([rs_pool_dense(xs[batch == k], num_iterations=3) for k in range(200)])
+    assert torch.allclose(flat, dense, atol=1e-12)
+    assert torch.autograd.gradcheck(lambda t: rs_pool(t, batch, num_iterations=2, size=202), (xs,))

@@ -128,9 +128,52 @@ def test_bad_inputs(setup):
         atk.pgd_structure_attack(model, x, adj, y, mask, budget_frac=1.5)
     with pytest.raises(ValueError, match="`adj` must be a symmetric 0/1 adjacency"):
         atk.pgd_structure_attack(model, x, adj * 0.5, y, mask)
-    with pytest.raises(ValueError, match="`y` must be \\[B\\]"):
+    with pytest.raises(ValueError, match="`y` must be a tensor \\[B\\]"):
         atk.random_flip_attack(model, x, adj, y[:3], mask)
     with pytest.raises(ValueError, match="`loss` must be 'ce' or 'cw'"):
         atk.pgd_structure_attack(model, x, adj, y, mask, loss="hinge")
     with pytest.raises(ValueError, match="`mode` must be 'flip', 'add' or 'remove'"):
         atk.random_flip_attack(model, x, adj, y, mask, mode="swap")
+
+
+def test_bad_counts_labels_and_self_loops(setup):
+    model, x, adj, mask, y = setup
+    with pytest.raises(ValueError, match="pgd_structure_attack: `steps` must be an int >= 0, got 2.5"):
+        atk.pgd_structure_attack(model, x, adj, y, mask, steps=2.5)
+    with pytest.raises(ValueError, match="`samples` must be an int >= 1"):
+        atk.pgd_structure_attack(model, x, adj, y, mask, samples=0)
+    with pytest.raises(ValueError, match="genetic_attack: `population` must be an int >= 2"):
+        atk.genetic_attack(model, x, adj, y, mask, population=10.0)
+    with pytest.raises(ValueError, match="`queries` must be an int >= 1"):
+        atk.random_flip_attack(model, x, adj, y, mask, queries=1.5)
+    with pytest.raises(ValueError, match="`y` must be class labels in \\[0, 2\\) for this model, got max 2"):
+        atk.pgd_structure_attack(model, x, adj, torch.full_like(y, 2), mask, steps=1)
+    with pytest.raises(ValueError, match="`y` must be class labels >= 0"):
+        atk.genetic_attack(model, x, adj, torch.full_like(y, -1), mask)
+    with pytest.raises(TypeError, match="`y` must hold integer class labels"):
+        atk.random_flip_attack(model, x, adj, y.float(), mask)
+    looped = adj.clone()
+    looped[0, 0, 0] = 1.0
+    for attack in (atk.pgd_structure_attack, atk.random_flip_attack, atk.genetic_attack):
+        with pytest.raises(ValueError, match="`adj` has self loops"):
+            attack(model, x, looped, y, mask)
+    with pytest.raises(ValueError, match="`x` contains NaN or infinite"):
+        atk.pgd_structure_attack(model, x.clone().fill_(float("inf")), adj, y, mask)
+    with pytest.raises(TypeError, match="`adj` must be a torch.Tensor, got ndarray"):
+        atk.pgd_structure_attack(model, x, adj.numpy(), y, mask)
+
+
+def test_genetic_never_flips_padding_pairs_on_one_node_graphs(setup):
+    # review: for a 1-node graph the gene (0, 1) pointed at a padding node
+    model, x, adj, mask, y = setup
+    xs, adjs, masks = x[:4].clone(), adj[:4].clone(), mask[:4].clone()
+    xs[0, 1:] = 0.0
+    adjs[0] = 0.0
+    masks[0, 1:] = False  # graph 0 has a single node
+    for seed in range(3):
+        res = atk.genetic_attack(model, xs, adjs, y[:4], masks, population=20, generations=3,
+                                 generator=torch.Generator().manual_seed(seed))
+        outside = res.adj * ~(masks.unsqueeze(1) & masks.unsqueeze(2))
+        assert float(outside.abs().sum()) == 0.0
+        assert int(res.flips[0]) == 0 and torch.equal(res.adj[0], adjs[0])
+        assert bool((res.flips[1:] <= res.budget[1:]).all())

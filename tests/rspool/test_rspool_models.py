@@ -97,3 +97,35 @@ def test_sparse_bad_readout():
 def test_dense_shape_error():
     with pytest.raises(ValueError, match="expected `x` \\[B, N, F\\] and `adj` \\[B, N, N\\]"):
         DenseGCN(3, 2)(torch.rand(2, 4, 3), torch.rand(2, 5, 5))
+
+
+def test_wrong_in_dim_and_numpy_input_are_named():
+    import numpy as np
+
+    with pytest.raises(ValueError, match="DenseGCN: `x` has 4 features per node, the model was built with in_dim=3"):
+        DenseGCN(3, 2)(torch.rand(2, 5, 4), torch.zeros(2, 5, 5))
+    with pytest.raises(TypeError, match="DenseGCN: `x` and `adj` must be torch.Tensors"):
+        DenseGCN(3, 2)(np.zeros((2, 5, 3)), torch.zeros(2, 5, 5))
+    with pytest.raises(ValueError, match="GCN: `x` has 4 features per node, the model was built with in_dim=3"):
+        GCN(3, 2)(torch.rand(5, 4), torch.tensor([[0, 1], [1, 0]]))
+    with pytest.raises(ValueError, match="GCN: `edge_index` must be a tensor \\[2, E\\]"):
+        GCN(3, 2)(torch.rand(5, 3), [[0, 1], [1, 0]])
+    model = DenseGCN(np.int64(3), np.int64(2), hidden=np.int32(8))
+    assert model(torch.rand(1, 4, 3), torch.zeros(1, 4, 4)).shape == (1, 2)
+
+
+def test_training_keeps_the_last_best_validation_epoch():
+    # official train_function: `if val_acc >= best` -> among tied epochs the LAST one is kept
+    ds = ba_2motifs(40, seed=5)
+    val = ds.subset(range(30, 32))  # 2 validation graphs: accuracy ties are certain
+    runs = {}
+    for keep in ("last", "first"):
+        torch.manual_seed(0)
+        model = DenseGCN(ds.num_features, 2, pooling="sum")
+        runs[keep] = train_classifier(model, ds.subset(range(30)), val, epochs=12, lr=5e-3, keep=keep)
+    assert runs["last"]["best_val_acc"] == runs["first"]["best_val_acc"]
+    assert runs["last"]["best_epoch"] > runs["first"]["best_epoch"]
+    with pytest.raises(ValueError, match="`epochs` must be an int >= 1, got 2.5"):
+        train_classifier(DenseGCN(ds.num_features, 2), ds, epochs=2.5)
+    with pytest.raises(ValueError, match="`keep` must be 'last' or 'first'"):
+        train_classifier(DenseGCN(ds.num_features, 2), ds, keep="best")

@@ -20,7 +20,8 @@ the role of ``alpha`` in them; the method itself follows the official code. See 
 Public API
 ----------
 - :class:`RSPoolAggregation`: a ``torch_geometric.nn.aggr.Aggregation`` (global readout or
-  ``MessagePassing(aggr=...)``).
+  ``MessagePassing(aggr=...)``); importing ``neurips25.rspool`` registers it with PyG's
+  ``aggregation_resolver``, so ``aggr="rspool"`` works.
 - :func:`rs_pool` (functional twin of ``global_add_pool``), :func:`rs_pool_dense` (padded batches).
 - :class:`GCN` (sparse, any readout) and :class:`DenseGCN` (dense twin that attacks differentiate).
 - Attacks in :mod:`neurips25.rspool.attacks`; data in :mod:`neurips25.rspool.data`.
@@ -38,11 +39,18 @@ Citation::
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+
 from neurips25.extras import require
 
 require("torch", "graph")
 
 from neurips25.rspool.functional import rs_pool, rs_pool_dense  # noqa: E402
+
+if importlib.util.find_spec("torch_geometric") is not None:
+    # registers RSPoolAggregation with PyG, so aggr="rspool" resolves once neurips25.rspool is imported
+    importlib.import_module("neurips25.rspool.aggr")
 
 __all__ = ["RSPoolAggregation", "rs_pool", "rs_pool_dense", "GCN", "DenseGCN"]
 
@@ -54,7 +62,5 @@ def __getattr__(name: str):
     # PyG-dependent names import on first use, so `rs_pool` works with torch alone.
     if name in _LAZY:
         require("torch_geometric", "graph")
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'neurips25.rspool' has no attribute {name!r}")

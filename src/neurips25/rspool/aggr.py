@@ -1,8 +1,13 @@
-"""``RSPoolAggregation``: RS-Pool as a PyTorch Geometric aggregation operator."""
+"""``RSPoolAggregation``: RS-Pool as a PyTorch Geometric aggregation operator.
+
+Importing this module registers the class with ``torch_geometric.nn.aggr`` so that PyG's
+``aggregation_resolver`` finds it: ``SAGEConv(16, 32, aggr="rspool")`` works like ``aggr="sum"``.
+"""
 
 from __future__ import annotations
 
 import torch
+import torch_geometric.nn.aggr as _pyg_aggr
 from torch import Tensor
 from torch_geometric.nn.aggr import Aggregation
 
@@ -47,8 +52,17 @@ class RSPoolAggregation(Aggregation):
 
     Notes
     -----
-    Permutation invariant within each group and across groups; no Python loop over groups and no
-    padding. Backpropagates through the power iteration (what an attack must differentiate through).
+    Permutation invariant within each group and across groups; no Python loop over groups.
+    Backpropagates through the power iteration (what an attack must differentiate through), and
+    works under ``torch.func`` (``vmap``, ``jacrev``: per-sample gradients).
+
+    Memory: groups are zero-padded to ``[B, N_max, d]`` (exact for RS-Pool) when that costs at most
+    ``PAD_LIMIT`` (4) times the input; with skewed group sizes, e.g. a hub node's incoming messages
+    in ``MessagePassing(aggr=...)`` (``N_max`` = its in-degree), the same power iteration runs on
+    scatter sums instead, in ``O(n d)`` memory, so a hub never makes memory quadratic.
+
+    The name resolves in PyG: ``aggregation_resolver("rspool")`` (and ``aggr="rspool"`` in any
+    ``MessagePassing`` layer) builds this class with its defaults.
 
     Examples
     --------
@@ -68,6 +82,18 @@ class RSPoolAggregation(Aggregation):
         self.num_iterations = num_iterations
         self.alpha = float(alpha)
         self.eps = float(eps)
+
+    def __call__(self, x: Tensor, index: Tensor | None = None, ptr: Tensor | None = None,
+                 dim_size: int | None = None, dim: int = -2, **kwargs) -> Tensor:
+        # validate before PyG's own __call__, which would fail on a numpy `x` with an AttributeError
+        owner = "RSPoolAggregation"
+        _check_features(x, "x", 2, owner, nan=False)
+        for name, val in (("index", index), ("ptr", ptr)):
+            if val is not None and not isinstance(val, Tensor):
+                raise TypeError(f"{owner}: `{name}` must be a torch.Tensor, got {type(val).__name__}")
+            if val is not None and (torch.is_floating_point(val) or val.is_complex() or val.dtype == torch.bool):
+                raise TypeError(f"{owner}: `{name}` must be an integer tensor, got dtype {val.dtype}")
+        return super().__call__(x, index, ptr, dim_size, dim, **kwargs)
 
     def forward(
         self,
@@ -105,3 +131,7 @@ class RSPoolAggregation(Aggregation):
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}(num_iterations={self.num_iterations}, alpha={self.alpha})"
+
+
+# PyG's aggregation_resolver looks the name up among the Aggregation classes of torch_geometric.nn.aggr
+_pyg_aggr.RSPoolAggregation = RSPoolAggregation

@@ -58,22 +58,58 @@ class AttackResult:
     adj: Tensor | None = None
 
 
+def _describe(t) -> str:
+    return str(tuple(t.shape)) if isinstance(t, Tensor) else type(t).__name__
+
+
 def _check_batch(x: Tensor, adj: Tensor, y: Tensor, mask: Tensor | None, owner: str) -> Tensor:
-    if not isinstance(adj, Tensor) or adj.dim() != 3 or adj.size(1) != adj.size(2):
-        raise ValueError(f"{owner}: `adj` must be [B, N, N], got {tuple(getattr(adj, 'shape', ()))}")
+    for name, t in (("x", x), ("adj", adj), ("y", y), ("mask", mask)):
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(f"{owner}: `{name}` must be a torch.Tensor, got {type(t).__name__}")
+    if adj.dim() != 3 or adj.size(1) != adj.size(2):
+        raise ValueError(f"{owner}: `adj` must be a tensor [B, N, N], got {_describe(adj)}")
     B, N = adj.shape[:2]
-    if not isinstance(x, Tensor) or x.dim() != 3 or x.shape[:2] != (B, N):
-        raise ValueError(f"{owner}: `x` must be [B, N, F] = [{B}, {N}, F], got "
-                         f"{tuple(getattr(x, 'shape', ()))}")
-    if not isinstance(y, Tensor) or y.shape != (B,):
-        raise ValueError(f"{owner}: `y` must be [B] = [{B}], got {tuple(getattr(y, 'shape', ()))}")
+    if x.dim() != 3 or x.shape[:2] != (B, N):
+        raise ValueError(f"{owner}: `x` must be a tensor [B, N, F] = [{B}, {N}, F], got {_describe(x)}")
+    if not torch.is_floating_point(x) or not torch.is_floating_point(adj):
+        raise TypeError(f"{owner}: `x` and `adj` must be floating-point, got {x.dtype} and {adj.dtype}")
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{owner}: `x` contains NaN or infinite values")
+    if y.shape != (B,):
+        raise ValueError(f"{owner}: `y` must be a tensor [B] = [{B}], got {_describe(y)}")
+    if torch.is_floating_point(y) or y.dtype == torch.bool or y.is_complex():
+        raise TypeError(f"{owner}: `y` must hold integer class labels, got dtype {y.dtype}")
+    if B and int(y.min()) < 0:
+        raise ValueError(f"{owner}: `y` must be class labels >= 0, got min {int(y.min())}")
     if mask is None:
         mask = torch.ones(B, N, dtype=torch.bool, device=adj.device)
     elif mask.shape != (B, N):
-        raise ValueError(f"{owner}: `mask` must be [B, N] = [{B}, {N}], got {tuple(mask.shape)}")
+        raise ValueError(f"{owner}: `mask` must be a tensor [B, N] = [{B}, {N}], got {_describe(mask)}")
     if bool(((adj != 0) & (adj != 1)).any()) or not torch.equal(adj, adj.transpose(1, 2)):
         raise ValueError(f"{owner}: `adj` must be a symmetric 0/1 adjacency")
-    return mask.bool()
+    if bool(adj.diagonal(dim1=1, dim2=2).any()):
+        raise ValueError(f"{owner}: `adj` has self loops (nonzero diagonal); pass the adjacency without "
+                         "them (the GCN adds I itself, and a self loop would count in the edge budget)")
+    mask = mask.bool()
+    if bool((adj.bool() & ~(mask.unsqueeze(1) & mask.unsqueeze(2))).any()):
+        raise ValueError(f"{owner}: `adj` has edges on padding nodes (where `mask` is False)")
+    return mask
+
+
+def _check_labels(model: nn.Module, x: Tensor, adj: Tensor, y: Tensor, mask: Tensor, owner: str) -> None:
+    """``y < num_classes``, from one forward on the first graph (a model does not say its classes)."""
+    if x.size(0) == 0:
+        return
+    with torch.no_grad():
+        c = model(x[:1], adj[:1], mask[:1]).size(-1)
+    if int(y.max()) >= c:
+        raise ValueError(f"{owner}: `y` must be class labels in [0, {c}) for this model, got max {int(y.max())}")
+
+
+def _check_int(owner: str, **values) -> None:
+    for name, (val, low) in values.items():
+        if isinstance(val, bool) or not isinstance(val, numbers.Integral) or val < low:
+            raise ValueError(f"{owner}: `{name}` must be an int >= {low}, got {val!r}")
 
 
 def _check_frac(budget_frac: float, owner: str) -> None:
@@ -187,10 +223,12 @@ def pgd_structure_attack(model: nn.Module, x: Tensor, adj: Tensor, y: Tensor, ma
     _check_frac(budget_frac, owner)
     if loss not in ("ce", "cw"):
         raise ValueError(f"{owner}: `loss` must be 'ce' or 'cw', got {loss!r}")
-    if steps < 0 or samples < 1:
-        raise ValueError(f"{owner}: need `steps` >= 0 and `samples` >= 1, got {steps}, {samples}")
+    _check_int(owner, steps=(steps, 0), samples=(samples, 1))
+    if step_size is not None and (not isinstance(step_size, numbers.Real) or not step_size > 0):
+        raise ValueError(f"{owner}: `step_size` must be a float > 0, got {step_size!r}")
     eta = step_size if step_size is not None else (200.0 if loss == "ce" else 0.1)
     model.eval()
+    _check_labels(model, x, adj, y, mask, owner)
     budget = edge_budget(adj, budget_frac)
     valid = _valid_pairs(mask)
     s = torch.zeros_like(adj)
@@ -248,9 +286,9 @@ def random_flip_attack(model: nn.Module, x: Tensor, adj: Tensor, y: Tensor, mask
     _check_frac(budget_frac, owner)
     if mode not in ("flip", "add", "remove"):
         raise ValueError(f"{owner}: `mode` must be 'flip', 'add' or 'remove', got {mode!r}")
-    if queries < 1:
-        raise ValueError(f"{owner}: `queries` must be >= 1, got {queries}")
+    _check_int(owner, queries=(queries, 1))
     model.eval()
+    _check_labels(model, x, adj, y, mask, owner)
     B = adj.size(0)
     budget = edge_budget(adj, budget_frac)
     valid = _valid_pairs(mask)
@@ -284,25 +322,27 @@ def genetic_attack(model: nn.Module, x: Tensor, adj: Tensor, y: Tensor, mask: Te
     owner = "genetic_attack"
     mask = _check_batch(x, adj, y, mask, owner)
     _check_frac(budget_frac, owner)
-    if population < 2 or generations < 1 or not (0 <= crossover <= 1 and 0 <= mutation <= 1):
-        raise ValueError(f"{owner}: need `population` >= 2, `generations` >= 1 and rates in [0, 1]; got "
-                         f"{population}, {generations}, {crossover}, {mutation}")
+    _check_int(owner, population=(population, 2), generations=(generations, 1))
+    if not (0 <= crossover <= 1 and 0 <= mutation <= 1):
+        raise ValueError(f"{owner}: need `crossover` and `mutation` rates in [0, 1]; got {crossover}, {mutation}")
     if loss not in ("ce", "cw"):
         raise ValueError(f"{owner}: `loss` must be 'ce' or 'cw', got {loss!r}")
     model.eval()
+    _check_labels(model, x, adj, y, mask, owner)
     B, N = adj.shape[:2]
     P = population
     budget = edge_budget(adj, budget_frac)
     D = int(budget.max())
     n_nodes = mask.sum(1).view(B, 1, 1).float()  # [B, 1, 1]
-    active = (torch.arange(D).view(1, 1, D) < budget.view(B, 1, 1))  # [B, 1, D]
+    # a graph with < 2 real nodes has no pair to flip: its genes stay inactive (never a padding pair)
+    active = (torch.arange(D).view(1, 1, D) < budget.view(B, 1, 1)) & (n_nodes >= 2)  # [B, 1, D]
 
     def random_genes(shape) -> Tensor:  # node pair codes i * N + j, i < j, of real nodes
         i = (torch.rand(shape, generator=generator) * n_nodes).long()
         j = (torch.rand(shape, generator=generator) * (n_nodes - 1)).long()
         j = j + (j >= i).long()
         lo, hi = torch.minimum(i, j), torch.maximum(i, j)
-        return lo * N + hi
+        return torch.where(n_nodes >= 2, lo * N + hi, torch.zeros_like(lo))  # inactive: code 0, weight 0
 
     def to_flips(genes: Tensor) -> Tensor:  # [B, P, D] -> [B*P, N, N] binary
         s = torch.zeros(B, P, N * N)
@@ -355,10 +395,12 @@ def pgd_feature_attack(model: nn.Module, x: Tensor, adj: Tensor, y: Tensor, mask
     """
     owner = "pgd_feature_attack"
     mask = _check_batch(x, adj, y, mask, owner)
-    if not epsilon >= 0 or steps < 0:
-        raise ValueError(f"{owner}: need `epsilon` >= 0 and `steps` >= 0, got {epsilon}, {steps}")
+    if not isinstance(epsilon, numbers.Real) or not epsilon >= 0:
+        raise ValueError(f"{owner}: `epsilon` must be a float >= 0, got {epsilon!r}")
+    _check_int(owner, steps=(steps, 0))
     alpha = step_size if step_size is not None else 2.5 * epsilon / max(steps, 1)
     model.eval()
+    _check_labels(model, x, adj, y, mask, owner)
     m = mask.unsqueeze(-1).to(x.dtype)
     delta = torch.zeros_like(x)
     for _ in range(steps):

@@ -13,10 +13,15 @@ Two entry points share one kernel:
 - :func:`rs_pool_dense` on a padded batch ``[B, N, d]`` (zero padding rows change neither
   ``H^T H`` nor ``1^T H``, so padding is exact);
 - :func:`rs_pool`, the functional twin of ``torch_geometric.nn.global_add_pool``, on a flat node
-  matrix ``[n, d]`` with a ``batch`` vector; it pads the groups into ``[B, N_max, d]`` (a view when
-  they are sorted and equal-sized) and calls the same kernel.
+  matrix ``[n, d]`` with a ``batch`` vector. When the groups have similar sizes (graph readouts) it
+  pads them into ``[B, N_max, d]`` (a view when they are sorted and equal-sized) and calls the dense
+  kernel; when padding would cost more than ``PAD_LIMIT`` times the input (a hub node's messages in
+  ``MessagePassing(aggr=...)``, where ``N_max`` is the largest in-degree), it runs the same power
+  iteration with scatter sums instead, in ``O(n d)`` memory (:func:`_rs_pool_scatter`).
 
-The kernel has a hand-written backward (:class:`_RSPoolDense`) that writes ``dL/dH`` once.
+The dense kernel has a hand-written backward (:class:`_RSPoolDense`) that writes ``dL/dH`` once; it
+defines ``setup_context`` and a generated vmap rule, so ``torch.func`` transforms (``vmap``,
+``jacrev``, per-sample gradients) work through it.
 """
 
 from __future__ import annotations
@@ -27,12 +32,16 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-__all__ = ["rs_pool", "rs_pool_dense", "check_pool_args"]
+__all__ = ["rs_pool", "rs_pool_dense", "check_pool_args", "PAD_LIMIT"]
+
+#: the flat entry points pad when ``B * N_max <= PAD_LIMIT * n + 64`` rows, else use scatter sums
+PAD_LIMIT = 4
 
 
 def check_pool_args(num_iterations: int, alpha: float, eps: float, owner: str) -> None:
     """Validate RS-Pool's hyper-parameters, naming ``owner`` in the message."""
-    if isinstance(num_iterations, bool) or not isinstance(num_iterations, int) or num_iterations < 0:
+    if (isinstance(num_iterations, bool) or not isinstance(num_iterations, numbers.Integral)
+            or num_iterations < 0):
         raise ValueError(f"{owner}: `num_iterations` must be an int >= 0, got {num_iterations!r}")
     if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool) or not alpha > 0 or alpha != alpha:
         raise ValueError(f"{owner}: `alpha` must be a float > 0, got {alpha!r}")
@@ -53,6 +62,25 @@ def _check_features(x: Tensor, name: str, ndim: int, owner: str, nan: bool = Tru
 
 def _nan_message(owner: str, name: str) -> str:
     return f"{owner}: `{name}` contains NaN; RS-Pool of a NaN embedding is undefined"
+
+
+def _check_finite_sums(s: Tensor, h: Tensor, owner: str, name: str) -> None:
+    """Raise if the column sums ``s`` (of ``h``) are not finite: NaN or infinity somewhere in ``h``.
+
+    A ``[B, d]`` check instead of a pass over ``h``. Skipped inside ``torch.func.vmap``, where a
+    tensor has no single truth value.
+    """
+    try:
+        bad = not bool(torch.isfinite(s).all())
+    except RuntimeError:  # a vmap-batched tensor: data-dependent control flow is not allowed
+        return
+    if not bad:
+        return
+    if bool(torch.isnan(h).any()):
+        raise ValueError(_nan_message(owner, name))
+    if bool(torch.isinf(h).any()):
+        raise ValueError(f"{owner}: `{name}` contains infinite values; RS-Pool needs finite embeddings")
+    raise ValueError(f"{owner}: the column sums of `{name}` overflow {h.dtype}; rescale the embeddings")
 
 
 def rs_pool_dense(
@@ -95,10 +123,11 @@ def rs_pool_dense(
         h = h.unsqueeze(0)
     _check_features(h, "h", 3, owner, nan=False)  # NaN is caught cheaply inside the kernel
     if mask is not None:
-        if mask.shape != h.shape[:2]:
-            raise ValueError(f"{owner}: `mask` must have shape {tuple(h.shape[:2])}, got {tuple(mask.shape)}")
+        if not isinstance(mask, Tensor) or mask.shape != h.shape[:2]:
+            raise ValueError(f"{owner}: `mask` must be a bool tensor of shape {tuple(h.shape[:2])}, got "
+                             f"{tuple(getattr(mask, 'shape', ())) or type(mask).__name__}")
         h = torch.where(mask.unsqueeze(-1), h, torch.zeros((), dtype=h.dtype))  # drops NaN padding too
-    out = _RSPoolDense.apply(h, num_iterations, float(alpha), float(eps), _nan_message(owner, "h"))
+    out = _dense_kernel(h, int(num_iterations), float(alpha), float(eps), owner, "h")
     return out[0] if single else out
 
 
@@ -133,19 +162,19 @@ class _RSPoolDense(torch.autograd.Function):
     Autograd through the power loop writes one ``[B, N, d]`` gradient per matrix-vector product.
     Every term of ``dL/dH`` is an outer product ``a b^T`` per graph, so the backward stacks the
     ``2K + 2`` pairs and writes ``dL/dH`` with a single batched matmul (the same numbers, fewer
-    passes over ``H``; checked against autograd by ``gradcheck`` in the tests). First-order only:
-    a double backward raises instead of returning a wrong second derivative.
+    passes over ``H``; checked against autograd by ``gradcheck`` in the tests).
+
+    ``forward`` returns the readout followed by the iterates the backward needs (marked
+    non-differentiable), so that ``setup_context`` can save them: the form ``torch.func`` requires.
+    First-order only: a double backward raises instead of returning a wrong second derivative.
     """
 
+    generate_vmap_rule = True
+
     @staticmethod
-    def forward(ctx, h: Tensor, num_iterations: int, alpha: float, eps: float, nan_message: str) -> Tensor:
+    def forward(h: Tensor, num_iterations: int, alpha: float, eps: float):
         # Sec. 4 / official code: v0 = 1^T H / ||1^T H||, the sum-pool direction.
         s = h.sum(dim=1)  # [B, d]
-        # a NaN anywhere in H reaches its column sum: a [B, d] check instead of a pass over H
-        if bool(torch.isnan(s).any()):
-            if bool(torch.isnan(h).any()):
-                raise ValueError(nan_message)
-            raise ValueError(nan_message.replace("contains NaN", "contains infinities of both signs"))
         v, n = _unit(s, eps)
         vs, us, ws, ns = [v], [], [], [n]
         for _ in range(num_iterations):
@@ -156,13 +185,18 @@ class _RSPoolDense(torch.autograd.Function):
             us.append(u), ws.append(w), vs.append(v), ns.append(n)
         z = _rows_dot(h, v)  # [B, N]: H v_K
         sigma = torch.linalg.vector_norm(z, dim=-1, keepdim=True)  # [B, 1]
-        ctx.save_for_backward(h, s, z, sigma, *vs, *us, *ws, *ns)
+        return (v * (sigma / alpha), s, z, sigma, *vs, *us, *ws, *ns)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        h, num_iterations, alpha, eps = inputs
+        ctx.mark_non_differentiable(*output[1:])
+        ctx.save_for_backward(h, *output[1:])
         ctx.k, ctx.alpha, ctx.eps = num_iterations, alpha, eps
-        return v * (sigma / alpha)
 
     @staticmethod
     @once_differentiable  # second derivatives would treat the saved iterates as constants: refuse them
-    def backward(ctx, g_out: Tensor):
+    def backward(ctx, g_out: Tensor, *_unused):
         k, alpha, eps = ctx.k, ctx.alpha, ctx.eps
         h, s, z, sigma, *rest = ctx.saved_tensors
         vs, us, ws, ns = rest[:k + 1], rest[k + 1:2 * k + 1], rest[2 * k + 1:3 * k + 1], rest[3 * k + 1:]
@@ -182,7 +216,35 @@ class _RSPoolDense(torch.autograd.Function):
         g_s = _unit_backward(s, ns[0], g_v, eps)  # v_0 = unit(s)
         left.append(torch.ones_like(z)), right.append(g_s)  # s = H^T 1
         g_h = torch.matmul(torch.stack(left, -1), torch.stack(right, 1))  # [B, N, T] @ [B, T, d]
-        return g_h, None, None, None, None
+        return g_h, None, None, None
+
+
+def _dense_kernel(h: Tensor, num_iterations: int, alpha: float, eps: float, owner: str, name: str) -> Tensor:
+    """Apply :class:`_RSPoolDense` to validated ``h [B, N, d]`` and refuse non-finite input."""
+    out, s, *_ = _RSPoolDense.apply(h, num_iterations, alpha, eps)
+    _check_finite_sums(s, h, owner, name)
+    return out
+
+
+def _rs_pool_scatter(x: Tensor, batch: Tensor, size: int, num_iterations: int, alpha: float,
+                     eps: float) -> Tensor:
+    """The same power iteration on flat rows with scatter sums: ``O(n d)`` memory, no padding.
+
+    ``u = H v`` is a row-wise dot with each row's group vector and ``H^T u`` a scatter sum of
+    ``u_i x_i`` per group; autograd differentiates it. Used when padding would be large (hub nodes).
+    """
+    def group_sum(t: Tensor) -> Tensor:
+        return t.new_zeros(size, *t.shape[1:]).index_add(0, batch, t)
+
+    s = group_sum(x)  # [B, d]: 1^T H per group
+    v, _ = _unit(s, eps)
+    for _ in range(num_iterations):
+        u = (x * v[batch]).sum(-1, keepdim=True)  # [n, 1]: H v
+        v, _ = _unit(group_sum(u * x), eps)  # H^T (H v), normalised
+    z = (x * v[batch]).sum(-1, keepdim=True)
+    # sigma = ||H v||; the clamp keeps the gradient of sqrt finite for an all-zero group (whose v is 0)
+    sigma = group_sum(z * z).clamp_min(torch.finfo(x.dtype).tiny).sqrt()  # [B, 1]
+    return v * (sigma / alpha), s
 
 
 def rs_pool(
@@ -270,8 +332,18 @@ def to_dense(x: Tensor, batch: Tensor, size: int) -> Tensor:
 
 def _rs_pool_flat(x: Tensor, batch: Tensor, size: int, num_iterations: int, alpha: float,
                   eps: float, owner: str = "rs_pool", name: str = "x") -> Tensor:
-    """The unchecked kernel of :func:`rs_pool` (inputs already validated): pad, then power-iterate."""
+    """The unchecked kernel of :func:`rs_pool` (inputs already validated).
+
+    Pads into ``[size, N_max, d]`` and runs the dense kernel when that costs at most ``PAD_LIMIT``
+    times the input's rows; otherwise (skewed group sizes: a hub node's messages) scatter sums.
+    """
     if size == 0 or x.size(1) == 0:
         return x.new_zeros(size, x.size(1))
-    return _RSPoolDense.apply(to_dense(x, batch, size), num_iterations, float(alpha), float(eps),
-                              _nan_message(owner, name))
+    n = x.size(0)
+    n_max = int(torch.bincount(batch, minlength=size).max()) if n > 0 else 0
+    if size * n_max <= PAD_LIMIT * n + 64:
+        return _dense_kernel(to_dense(x, batch, size), int(num_iterations), float(alpha), float(eps),
+                             owner, name)
+    out, s = _rs_pool_scatter(x, batch, size, int(num_iterations), float(alpha), float(eps))
+    _check_finite_sums(s, x, owner, name)
+    return out

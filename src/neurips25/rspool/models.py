@@ -9,6 +9,8 @@ names, so ``GCN(...).load_state_dict(dense.state_dict())`` gives the same functi
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -27,11 +29,11 @@ POOLINGS = ("rs", "sum", "mean", "max")
 def _check_common(owner: str, in_dim: int, num_classes: int, hidden: int, dropout: float,
                   readout_scale: float) -> None:
     for name, val, low in (("in_dim", in_dim, 1), ("num_classes", num_classes, 2), ("hidden", hidden, 1)):
-        if isinstance(val, bool) or not isinstance(val, int) or val < low:
+        if isinstance(val, bool) or not isinstance(val, numbers.Integral) or val < low:
             raise ValueError(f"{owner}: `{name}` must be an int >= {low}, got {val!r}")
-    if not 0.0 <= dropout < 1.0:
+    if not isinstance(dropout, numbers.Real) or not 0.0 <= dropout < 1.0:
         raise ValueError(f"{owner}: `dropout` must be in [0, 1), got {dropout!r}")
-    if not readout_scale > 0:
+    if not isinstance(readout_scale, numbers.Real) or not readout_scale > 0:
         raise ValueError(f"{owner}: `readout_scale` must be > 0, got {readout_scale!r}")
 
 
@@ -84,7 +86,8 @@ class DenseGCN(nn.Module):
     Shapes
     ------
     ``forward(x [B, N, F], adj [B, N, N], mask [B, N] bool) -> logits [B, C]``; ``adj`` is the raw
-    0/1 (or relaxed, in [0, 1]) symmetric adjacency without self loops; the layers normalise it.
+    0/1 (or relaxed, in [0, 1]) symmetric adjacency without self loops; the layers add ``I`` and
+    normalise it (a self loop in ``adj`` would be counted twice; the attacks refuse such input).
 
     Examples
     --------
@@ -99,6 +102,7 @@ class DenseGCN(nn.Module):
                  readout_scale: float = 1.0, bias: bool = False) -> None:
         super().__init__()
         _check_common("DenseGCN", in_dim, num_classes, hidden, dropout, readout_scale)
+        in_dim, num_classes, hidden = int(in_dim), int(num_classes), int(hidden)
         if pooling not in POOLINGS:
             raise ValueError(f"DenseGCN: `pooling` must be one of {POOLINGS}, got {pooling!r}")
         check_pool_args(num_iterations, alpha, 1e-8, "DenseGCN")
@@ -134,12 +138,18 @@ class DenseGCN(nn.Module):
         return g * self.readout_scale
 
     def forward(self, x: Tensor, adj: Tensor, mask: Tensor | None = None) -> Tensor:
+        if not isinstance(x, Tensor) or not isinstance(adj, Tensor):
+            raise TypeError(f"DenseGCN: `x` and `adj` must be torch.Tensors, got {type(x).__name__} and "
+                            f"{type(adj).__name__}")
         if x.dim() == 2:
             x, adj = x.unsqueeze(0), adj.unsqueeze(0)
             mask = None if mask is None else mask.unsqueeze(0)
         if x.dim() != 3 or adj.shape != (x.size(0), x.size(1), x.size(1)):
             raise ValueError(f"DenseGCN: expected `x` [B, N, F] and `adj` [B, N, N], got {tuple(x.shape)} "
                              f"and {tuple(adj.shape)}")
+        if x.size(-1) != self.conv1.lin.in_features:
+            raise ValueError(f"DenseGCN: `x` has {x.size(-1)} features per node, the model was built with "
+                             f"in_dim={self.conv1.lin.in_features}")
         h = self.dropout(self.embed(x, adj, mask))
         return self.lin(self.readout(h, mask))
 
@@ -176,6 +186,7 @@ class GCN(nn.Module):
                  readout_scale: float = 1.0, bias: bool = False) -> None:
         super().__init__()
         _check_common("GCN", in_dim, num_classes, hidden, dropout, readout_scale)
+        in_dim, num_classes, hidden = int(in_dim), int(num_classes), int(hidden)
         if isinstance(readout, str):
             if readout == "rs":
                 readout = RSPoolAggregation(num_iterations, alpha)
@@ -196,6 +207,15 @@ class GCN(nn.Module):
 
     def forward(self, x: Tensor, edge_index: Tensor, batch: Tensor | None = None,
                 edge_weight: Tensor | None = None) -> Tensor:
+        if not isinstance(x, Tensor) or x.dim() != 2:
+            raise ValueError(f"GCN: `x` must be a tensor [n, F], got "
+                             f"{tuple(getattr(x, 'shape', ())) or type(x).__name__}")
+        if x.size(-1) != self.conv1.in_channels:
+            raise ValueError(f"GCN: `x` has {x.size(-1)} features per node, the model was built with "
+                             f"in_dim={self.conv1.in_channels}")
+        if not isinstance(edge_index, Tensor) or edge_index.dim() != 2 or edge_index.size(0) != 2:
+            raise ValueError(f"GCN: `edge_index` must be a tensor [2, E], got "
+                             f"{tuple(getattr(edge_index, 'shape', ())) or type(edge_index).__name__}")
         h = F.relu(self.conv1(x, edge_index, edge_weight))
         h = self.dropout(F.relu(self.conv2(h, edge_index, edge_weight)))
         if batch is None:
