@@ -67,3 +67,27 @@ def test_adapter_image_features_differ_across_images_at_init():
     emb = adapter.merge(inp["input_ids"], inp["pixel_values"])[:, 2:18]
     text_scale = adapter.get_input_embeddings().weight.std()
     assert emb.std(0).mean() > 0.3 * text_scale
+
+
+@torch.no_grad()
+def test_adapter_pixel_standardisation_matches_manual_normalisation():
+    # the image processor's per-channel (x - mean) / std; without it the adapter trained to chance
+    from neurips25.narrow_gate.data import patches
+
+    w = ShapesWorld()
+    b = w.sample(16, seed=4)
+    adapter = AdapterToyVLM.create(108, 16, hidden=32, layers=2, heads=2).eval()
+    pix = torch.from_numpy(patches(b.images, 6))
+    before = adapter.vision(pix)
+    adapter.vision.fit_pixel_norm(b.images)
+    mean, std = b.images.reshape(-1, 3).mean(0), b.images.reshape(-1, 3).std(0, ddof=1)
+    assert np.allclose(adapter.vision.pixel_mean.numpy(), mean, atol=1e-5)
+    assert np.allclose(adapter.vision.pixel_std.numpy(), std, atol=1e-5)
+    manual = ((pix.reshape(16, 16, 36, 3) - torch.from_numpy(mean)) / torch.from_numpy(std)).reshape(16, 16, 108)
+    ref = AdapterToyVLM.create(108, 16, hidden=32, layers=2, heads=2).eval()
+    ref.load_state_dict({k: v for k, v in adapter.state_dict().items() if "pixel_" not in k}, strict=False)
+    assert torch.allclose(adapter.vision(pix), ref.vision(manual.float()), atol=1e-5)
+    assert not torch.allclose(adapter.vision(pix), before, atol=1e-3)
+    assert {"vision.pixel_mean", "vision.pixel_std"} <= set(adapter.state_dict())  # saved with the model
+    with pytest.raises(ValueError, match="patch_dim"):
+        AdapterToyVLM.create(100, 16)

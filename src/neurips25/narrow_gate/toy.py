@@ -132,15 +132,34 @@ class AdapterToyConfig(PretrainedConfig):
 
 
 class PatchEncoder(nn.Module):
-    """A one-block ViT over raw patches: linear embedding + learned positions + a transformer encoder layer."""
+    """A one-block ViT over raw patches: per-channel pixel standardisation (the image processor's
+    ``(x - mean) / std``, as CLIP's), linear embedding + learned positions + a transformer encoder layer.
+
+    ``pixel_mean`` / ``pixel_std`` (one value per RGB channel) are buffers, set from training images by
+    :meth:`fit_pixel_norm`; without the standardisation the raw [0, 1] pixels of a mostly dark image give
+    features dominated by the embedding bias and the adapter does not train (measured: chance accuracy).
+    """
 
     def __init__(self, patch_dim: int, n_patches: int, dim: int):
         super().__init__()
+        if patch_dim % 3:
+            raise ValueError(f"patch_dim must be patch * patch * 3 (RGB); got {patch_dim}")
         self.embed = nn.Linear(patch_dim, dim)
         self.pos = nn.Parameter(torch.randn(n_patches, dim) * 0.02)
         self.block = nn.TransformerEncoderLayer(dim, 4, 2 * dim, dropout=0.0, batch_first=True, norm_first=True)
+        self.register_buffer("pixel_mean", torch.zeros(3))
+        self.register_buffer("pixel_std", torch.ones(3))
+
+    @torch.no_grad()
+    def fit_pixel_norm(self, pixels) -> None:
+        """Per-channel mean and std from patches (n, N, patch_dim) or images (n, H, W, 3)."""
+        x = torch.as_tensor(np.asarray(pixels), dtype=torch.float32).reshape(-1, 3)
+        self.pixel_mean.copy_(x.mean(0))
+        self.pixel_std.copy_(x.std(0).clamp_min(1e-3))
 
     def forward(self, x):
+        shape = x.shape
+        x = ((x.reshape(*shape[:-1], -1, 3) - self.pixel_mean) / self.pixel_std).reshape(shape)
         return self.block(self.embed(x) + self.pos)
 
 

@@ -124,13 +124,18 @@ def pretrain_text_lm(model: AdapterToyVLM, data: Batch, cfg: TrainConfig, seed: 
 
 
 def train_adapter(model: AdapterToyVLM, data: Batch, patch: int, cfg: TrainConfig, seed: int,
-                  lm: str = "frozen") -> list[float]:
-    """Stage 1 of the adapter toy: encoder + projector (and the LM when ``lm="tuned"``), loss on text only."""
+                  lm: str = "frozen", normalise_pixels: bool = True) -> list[float]:
+    """Stage 1 of the adapter toy: encoder + projector (and the LM when ``lm="tuned"``), loss on text only.
+
+    ``normalise_pixels`` fits the encoder's per-channel pixel standardisation on ``data`` first (the image
+    processor's normalisation; ``False`` keeps identity, the setting that trains to chance)."""
     if lm not in ("frozen", "tuned"):
         raise ValueError(f"lm must be 'frozen' or 'tuned'; got {lm!r}")
     vocab, rng = Vocab(), np.random.default_rng(seed + 1)
     pix = patches(data.images, patch)
     n_img = pix.shape[1]
+    if normalise_pixels:
+        model.vision.fit_pixel_norm(data.images)
     for p in model.language_model.parameters():
         p.requires_grad_(lm == "tuned")
     torch.manual_seed(seed + 1)
