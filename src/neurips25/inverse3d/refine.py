@@ -8,6 +8,11 @@ The deformed occupancy is ``occ'(y) = occ(F^{-1}(y))`` (a fixed-point inverse of
 mesh of the candidate moves by ``v' = v + d(v)``: with ``det J > 0`` everywhere the map is a
 diffeomorphism, so the mesh keeps its connectivity, stays watertight and keeps its Euler characteristic.
 An extra ``lambda_env`` term keeps the body inside the design envelope.
+
+``J_hat`` reads either the deformed occupancy (a voxel CNN) or, as in the paper, the deformed mesh: a
+surrogate with ``reads_mesh = True`` (:class:`~neurips25.inverse3d.meshgnn.MeshDragGNN`) gets the
+candidate's mesh with vertices ``v' = v + d(v)``, so the gradient reaches the control points through the
+vertices. The refined occupancy is in both cases the candidate warped by the optimised map.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import torch
 from torch.nn import functional as F
 
 from neurips25.inverse3d.ffd import FFDLattice
+from neurips25.inverse3d.meshgnn import MeshGraph
 
 
 @dataclasses.dataclass
@@ -44,7 +50,8 @@ class TopologyPreservingRefiner:
     Parameters
     ----------
     surrogate : callable
-        Occupancy crops (B, nx, ny, nz) -> predicted drag (B,), differentiable.
+        Occupancy crops (B, nx, ny, nz) -> predicted drag (B,), differentiable; or, when it has
+        ``reads_mesh = True``, a list of :class:`MeshGraph` -> drag (B,) (then :meth:`refine` needs the mesh).
     lattice : FFDLattice
         Its box must be the crop's box: ``crop_lo`` .. ``crop_hi`` cell centres.
     crop_shape : tuple of 3 ints
@@ -64,6 +71,7 @@ class TopologyPreservingRefiner:
         if not isinstance(lattice, FFDLattice):
             raise ValueError(f"`lattice` must be an FFDLattice; got {type(lattice).__name__}")
         self.surrogate, self.lattice = surrogate, lattice
+        self.reads_mesh = bool(getattr(surrogate, "reads_mesh", False))
         self.crop_shape = tuple(int(n) for n in crop_shape)
         mask = torch.as_tensor(np.asarray(envelope_mask), dtype=torch.float32)
         if tuple(mask.shape) != self.crop_shape:
@@ -86,20 +94,35 @@ class TopologyPreservingRefiner:
         out = F.grid_sample(occ[None, None], g, mode="bilinear", align_corners=True, padding_mode="zeros")[0, 0]
         return out.clamp(0.0, 1.0)  # interpolation round-off may step just outside [0, 1]
 
-    def refine(self, occupancy):
-        """Optimise the lattice for one design (an occupancy crop of ``crop_shape``)."""
+    def refine(self, occupancy, mesh=None):
+        """Optimise the lattice for one design (an occupancy crop of ``crop_shape``).
+
+        ``mesh`` (a trimesh or :class:`MeshGraph` of the candidate, in the lattice's coordinates) is required
+        when the surrogate reads meshes and ignored otherwise.
+        """
         occ = torch.as_tensor(np.asarray(occupancy), dtype=torch.float32)
         if tuple(occ.shape) != self.crop_shape:
             raise ValueError(f"`occupancy` must have shape {self.crop_shape}; got {tuple(occ.shape)}")
+        graph = None
+        if self.reads_mesh:
+            if mesh is None:
+                raise ValueError("`mesh` is required: the surrogate reads meshes (reads_mesh = True)")
+            graph = mesh if isinstance(mesh, MeshGraph) else MeshGraph.from_mesh(mesh)
+
+        def predict(warped, ctrl):
+            if graph is None:
+                return self.surrogate((warped * self.mask)[None])[0]
+            return self.surrogate([graph.with_vertices(self.lattice.deform(graph.vertices, ctrl))])[0]
+
         ctrl = self.lattice.zeros().requires_grad_(True)
         opt = torch.optim.AdamW([ctrl], lr=self.lr, weight_decay=0.0)
         cos = torch.optim.lr_scheduler.CosineAnnealingLR(opt, self.steps)
         with torch.no_grad():
-            before = float(self.surrogate(occ[None] * self.mask)[0])
+            before = float(predict(occ, self.lattice.zeros()))
         hist = []
         for _ in range(self.steps):
             warped = self.warp(occ, ctrl)
-            j_hat = self.surrogate((warped * self.mask)[None])[0]
+            j_hat = predict(warped, ctrl)
             det = self.lattice.jacobian_det(ctrl, n=4)
             loss = (j_hat + self.lam_smooth * self.lattice.smoothness(ctrl)
                     + self.lam_vol * ((det - 1) ** 2).sum()
@@ -112,7 +135,7 @@ class TopologyPreservingRefiner:
         ctrl = ctrl.detach()
         with torch.no_grad():
             out = self.warp(occ, ctrl) * self.mask
-            after = float(self.surrogate(out[None])[0])
+            after = float(predict(out, ctrl))
         return RefineResult(out.numpy(), ctrl, float(self.lattice.jacobian_det(ctrl, n=8).min()), hist,
                             (before, after))
 

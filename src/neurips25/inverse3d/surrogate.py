@@ -1,10 +1,11 @@
-"""Drag surrogates: a latent head (for diffusion guidance) and a voxel CNN (for mesh refinement).
+"""Drag surrogates: a latent head (for diffusion guidance) and a voxel CNN (a refinement surrogate).
 
 The paper guides diffusion with a drag predictor and refines meshes with a MeshGraphNet surrogate. Here
 :class:`LatentDragHead` reads the (normalised) triplane latent and :class:`VoxelDragCNN` reads the
-occupancy of the design box; the latter is what the FFD refiner differentiates through, because a
-deformed occupancy is a smooth function of the lattice (reconstructed stand-in for the mesh GNN, see
-docs/inverse3d.md). Both predict the volumetric drag coefficient C_DV, standardised.
+occupancy of the design box: the FFD refiner can differentiate either the CNN through the deformed
+occupancy (a smooth function of the lattice) or the paper's mesh GNN
+(:class:`~neurips25.inverse3d.meshgnn.MeshDragGNN`) through the deformed vertices; the reproduction
+compares the two. All predict the volumetric drag coefficient C_DV, standardised.
 """
 
 from __future__ import annotations
@@ -48,10 +49,18 @@ class VoxelDragCNN(nn.Module):
         return self.head(feat)[:, 0] * self.y_std + self.y_mean
 
 
+def _take(x, idx):
+    """Rows ``idx`` of a tensor / array, or items of a list (e.g. of mesh graphs)."""
+    if isinstance(x, (list, tuple)):
+        return [x[int(i)] for i in idx]
+    return x[idx]
+
+
 def fit_regressor(model, x, y, steps, lr=2e-3, batch=32, weight_decay=1e-3, generator=None, augment=None):
     """Fit ``model(x) ~ y`` by AdamW on the MSE of standardised targets; returns the final train loss.
 
-    ``augment`` (optional) maps a batch to an equally labelled batch (e.g. mirror images of a body).
+    ``x`` is a tensor (rows are samples) or a list of samples (e.g. :class:`MeshGraph`). ``augment``
+    (optional) maps a batch to an equally labelled batch (e.g. mirror images of a body).
     """
     y = torch.as_tensor(y, dtype=torch.float32)
     model.y_mean.fill_(float(y.mean()))
@@ -62,7 +71,7 @@ def fit_regressor(model, x, y, steps, lr=2e-3, batch=32, weight_decay=1e-3, gene
     loss = torch.zeros(())
     for _ in range(int(steps)):
         idx = torch.randint(len(x), (min(batch, len(x)),), generator=generator)
-        xb = x[idx]
+        xb = _take(x, idx)
         if augment is not None:
             xb = augment(xb, generator)
         loss = (((model(xb) - y[idx]) / model.y_std) ** 2).mean()
@@ -74,8 +83,11 @@ def fit_regressor(model, x, y, steps, lr=2e-3, batch=32, weight_decay=1e-3, gene
     return float(loss.detach())
 
 
-def cross_val_r2(make_model, x, y, steps, folds=5, seed=0, augment=None):
-    """K-fold out-of-fold R^2 of a freshly trained regressor per fold."""
+def cross_val_r2(make_model, x, y, steps, folds=5, seed=0, augment=None, prepare=None, batch=32):
+    """K-fold out-of-fold R^2 of a freshly trained regressor per fold.
+
+    ``prepare(model, x_train)`` (optional) runs before each fold's fit (e.g. setting reference scales).
+    """
     y = np.asarray(y, dtype=float)
     n = len(y)
     perm = np.random.default_rng(seed).permutation(n)
@@ -85,10 +97,12 @@ def cross_val_r2(make_model, x, y, steps, folds=5, seed=0, augment=None):
         train = np.setdiff1d(perm, test)
         torch.manual_seed(seed * 100 + k)
         m = make_model()
-        fit_regressor(m, x[train], y[train], steps, generator=torch.Generator().manual_seed(seed * 100 + k),
-                      augment=augment)
+        if prepare is not None:
+            prepare(m, _take(x, train))
+        fit_regressor(m, _take(x, train), y[train], steps, generator=torch.Generator().manual_seed(seed * 100 + k),
+                      augment=augment, batch=batch)
         with torch.no_grad():
-            pred[test] = m(x[test]).numpy()
+            pred[test] = m(_take(x, test)).numpy()
     return float(1 - ((pred - y) ** 2).sum() / ((y - y.mean()) ** 2).sum()), pred
 
 
