@@ -72,6 +72,8 @@ class LayerSpectrum:
     out_dim: int
     n_params: int
     l21_dist: float
+    # r_p by p: every bound asks for the same few p many times (allocations, closed forms, union costs)
+    _r_cache: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         sv = np.asarray(self.sv, dtype=np.float64)
@@ -93,9 +95,12 @@ class LayerSpectrum:
         return float(np.sqrt(np.sum(self.sv**2)))
 
     def effective_rank(self, p: float) -> float:
-        """``r_p = sum_i (sigma_i / sigma_1)^p`` over the non-zero singular values."""
-        s = self.sv[self.sv > 0]
-        return float(np.sum((s / s[0]) ** p))
+        """``r_p = sum_i (sigma_i / sigma_1)^p`` over the non-zero singular values (memoised per p)."""
+        r = self._r_cache.get(p)
+        if r is None:
+            s = self.sv[self.sv > 0]
+            r = self._r_cache[p] = float(np.sum((s / s[0]) ** p))
+        return r
 
 
 @dataclasses.dataclass(frozen=True)
