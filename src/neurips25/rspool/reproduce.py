@@ -1,68 +1,94 @@
-"""Reproduction of RS-Pool's claims: exactness, clean accuracy, robustness to structure attacks and
-a check that the robustness is not gradient masking.
+"""Reproduction of RS-Pool's claims (issue #35 criteria): exactness, clean accuracy, robustness to
+structure attacks decided by paired per-seed intervals, and a gradient-masking check judged always.
 
 Data: three generated graph-classification sets (BA-2Motifs, 2-vs-3 planted communities, ER-vs-BA
-"IMDB-like"), stand-ins for the paper's TUDatasets, which cannot be downloaded here. Model: the
-paper's 2-layer GCN (hidden 32, dropout 0.5, Adam 1e-3, batch 32, best-validation epoch) with
-sum / mean / max / RS-Pool readouts (RS-Pool: K = 2, alpha = 20 as in the paper's PGD script).
-Attacks on the correctly classified test graphs, budget = 30% of each graph's edges (+1).
+"IMDB-like"), stand-ins for the paper's TUDatasets, which cannot be downloaded here, and real
+molecules (RDKit's bundled NCI set, label = matches a PAINS alert). Every seed draws its own graphs
+(its own molecule subsample), split, initialisation and attack randomness, so seeds pool data too.
+Model: the paper's 2-layer GCN (hidden 32, dropout 0.5, Adam 1e-3, batch 32, the LAST
+best-validation epoch as the official ``>=``) with sum / mean / max / RS-Pool readouts (RS-Pool:
+K = 2, alpha = 20 as in the paper's PGD script). Attacks on the correctly classified test graphs,
+budget = 30% of each graph's edges (+1).
+
+Criteria (fixed in issue #35 before this run; the paired difference d_s = RS - baseline over seeds s,
+its 90% Student-t interval, "lower bound" = the interval's lower end):
+
+- c1 (check): K = 50 equals the dense SVD's sigma_1 v_1 / alpha within 1e-4; batched = per-graph
+  within 1e-6.
+- c2 (supporting): on every dataset RS-Pool's clean accuracy is within 3 points of the best flat
+  readout's (mean paired difference >= -3 points; interval reported). Control: the majority class.
+- c3 (headline): under CE-PGD at 30%, the lower 90% bound of d_s is > 0 against each of sum, mean and
+  max on >= 2/3 of the datasets (the old 5-point effect size reported beside it). Control: sum
+  pooling at RS-Pool's output scale (sum / alpha) judged by the same rule.
+- c4 (supporting, judged always): (a) the c3 rule with each model's strongest attack (per graph, the
+  union of CE-PGD, CW-PGD, the genetic attack and, on a subset, PyG's PRBCD) in place of CE-PGD, and
+  (b) under CE-PGD the lower 90% bound of RS - (baseline / alpha) is > 0 against each of
+  sum/alpha, mean/alpha, max/alpha on >= 2/3 of the datasets. Control: a deliberately
+  gradient-masked sum model (same weights, no gradient to the adjacency) judged by (a).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
 
 from neurips25.repro import Claim, Outcome, Scale, progress, register
 from neurips25.rspool import attacks as atk
-from neurips25.rspool.data import GraphSet, ba_2motifs, er_vs_ba, sbm_communities
+from neurips25.rspool.data import GraphSet, ba_2motifs, er_vs_ba, pains_molecules, sbm_communities
 from neurips25.rspool.functional import rs_pool, rs_pool_dense
 from neurips25.rspool.models import GCN, POOLINGS, DenseGCN
 from neurips25.rspool.training import predict, train_classifier
 
 BASELINES = ("sum", "mean", "max")
-DATASETS = {"ba_2motifs": ba_2motifs, "sbm_communities": sbm_communities, "er_vs_ba": er_vs_ba}
+GENERATED = {"ba_2motifs": ba_2motifs, "sbm_communities": sbm_communities, "er_vs_ba": er_vs_ba}
 
 
 @dataclasses.dataclass(frozen=True)
 class Config:
     """Every knob of the experiment; smoke / quick / paper are three instances."""
 
-    datasets: tuple = ("ba_2motifs", "sbm_communities", "er_vs_ba")
-    num_graphs: int = 300
-    num_seeds: int = 5
-    epochs: int = 50
+    datasets: tuple = ("ba_2motifs", "sbm_communities", "er_vs_ba", "pains_molecules")
+    num_graphs: int = 200
+    num_seeds: int = 4
+    epochs: int = 40
+    keep: str = "last"
     hidden: int = 32
     alpha: float = 20.0
     num_iterations: int = 2
     pgd_steps: int = 100
     pgd_samples: int = 20
     budget: float = 0.3
-    sweep: tuple = (0.05, 0.1, 0.2, 0.3)
+    sweep: tuple = (0.3,)
+    attacks: tuple = ("cw", "genetic")  # besides CE-PGD; "random" (black-box flips) is reported only
     random_queries: int = 20
     genetic_population: int = 30
     genetic_generations: int = 10
-    prbcd_graphs: int = 10
-    prbcd_epochs: int = 40
-    prbcd_seeds: int = 2
+    prbcd_graphs: int = 4
+    prbcd_epochs: int = 20
+    prbcd_seeds: int = 1
+    molecules_read: int | None = 3000
 
 
 SCALES = {
-    Scale.SMOKE: Config(datasets=("ba_2motifs",), num_graphs=60, num_seeds=1, epochs=15, pgd_steps=10,
-                        pgd_samples=5, sweep=(0.1, 0.3), random_queries=5, genetic_population=10,
-                        genetic_generations=3, prbcd_graphs=2, prbcd_epochs=5, prbcd_seeds=1),
+    Scale.SMOKE: Config(datasets=("ba_2motifs", "er_vs_ba"), num_graphs=60, num_seeds=2, epochs=8,
+                        pgd_steps=5, pgd_samples=3, sweep=(0.1, 0.3), random_queries=3,
+                        genetic_population=6, genetic_generations=2, prbcd_graphs=1, prbcd_epochs=3),
     Scale.QUICK: Config(),
-    Scale.PAPER: Config(num_graphs=600, epochs=101, genetic_population=100, genetic_generations=30,
-                        prbcd_graphs=50, prbcd_epochs=125, prbcd_seeds=5),
+    Scale.PAPER: Config(num_graphs=1000, num_seeds=5, epochs=101, sweep=(0.05, 0.1, 0.2, 0.3),
+                        attacks=("cw", "genetic", "random"),
+                        genetic_population=100, genetic_generations=30, prbcd_graphs=50,
+                        prbcd_epochs=125, prbcd_seeds=5, molecules_read=None),
 }
 
 
 def exactness(seed: int) -> dict:
-    """Claim 1: K = 50 power steps vs a dense SVD (sign fixed nonnegative), and batched vs per-graph."""
+    """c1: K = 50 power steps vs a dense SVD (sign fixed nonnegative), and batched vs per-graph."""
     g = torch.Generator().manual_seed(seed)
     sizes = torch.randint(3, 41, (64,), generator=g)
     x = torch.rand(int(sizes.sum()), 16, generator=g, dtype=torch.float64)
@@ -74,9 +100,23 @@ def exactness(seed: int) -> dict:
         _, s, vh = torch.linalg.svd(h, full_matrices=False)
         v1 = vh[0] * torch.sign(vh[0].sum())
         err_svd = max(err_svd, float((out[k] - s[0] * v1 / 20.0).abs().max()))
-        single = rs_pool_dense(h, num_iterations=50, alpha=20.0)
-        err_loop = max(err_loop, float((out[k] - single).abs().max()))
+        err_loop = max(err_loop, float((out[k] - rs_pool_dense(h, num_iterations=50, alpha=20.0)).abs().max()))
     return {"max_abs_err_vs_svd": err_svd, "max_abs_err_batched_vs_loop": err_loop, "graphs": 64}
+
+
+def load(name: str, cfg: Config, seed: int, cache: dict) -> GraphSet:
+    """Dataset ``name`` for one seed: generated afresh, or a seed-dependent molecule subsample."""
+    if name in GENERATED:
+        return GENERATED[name](cfg.num_graphs, seed=seed)
+    if name != "pains_molecules":
+        raise ValueError(f"unknown dataset {name!r}")
+    if name not in cache:  # parsing + PAINS matching takes seconds: once per run
+        cache[name] = pains_molecules(None, max_molecules=cfg.molecules_read, seed=0)
+    pool = cache[name]
+    rng = np.random.default_rng(seed)
+    k = min(cfg.num_graphs // 2, int((pool.ys == 1).sum()), int((pool.ys == 0).sum()))
+    pick = np.concatenate([rng.choice(np.nonzero(pool.ys == c)[0], k, replace=False) for c in (0, 1)])
+    return pool.subset(rng.permutation(pick))
 
 
 def split(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -86,201 +126,272 @@ def split(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.
     return p[:a], p[a:b], p[b:]
 
 
-def attacked_acc(n_test: int, n_correct: int, success: torch.Tensor | np.ndarray) -> float:
-    """Official metric: (#correct clean - #successful attacks) / #test graphs."""
-    return (n_correct - int(np.asarray(success).sum())) / n_test
+class GradientMasked(nn.Module):
+    """Control for c4: ``model`` with the gradient to the adjacency cut (same predictions).
+
+    A gradient attack sees zero gradient and does nothing, so under gradient attacks alone this model
+    looks perfectly robust: the classic gradient-masking artefact that c4 must not be fooled by.
+    """
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, adj, mask=None):
+        return self.model(x, adj.detach() + 0.0 * adj, mask)
 
 
-def run_model(ds: GraphSet, tr, va, te, pooling: str, readout_scale: float, cfg: Config, seed: int,
-              full: bool) -> dict:
-    """Train one model and attack its correctly classified test graphs; return accuracies."""
-    torch.manual_seed(seed)
-    model = DenseGCN(ds.num_features, ds.num_classes, cfg.hidden, pooling, num_iterations=cfg.num_iterations,
-                     alpha=cfg.alpha, readout_scale=readout_scale)
-    t0 = time.perf_counter()
-    train_classifier(model, ds.subset(tr), ds.subset(va), epochs=cfg.epochs, seed=seed)
-    test = ds.subset(te)
+def attack_all(model: nn.Module, test: GraphSet, cfg: Config, seed: int, kinds: tuple,
+               sparse_twin: GCN | None = None, prbcd: bool = False) -> dict:
+    """Clean accuracy and per-graph attack successes on the correctly classified test graphs."""
     correct = np.nonzero(predict(model, test).numpy() == test.ys)[0]
     n, c = len(test), len(correct)
     res = {"clean": c / n, "n_test": n, "n_attacked": c}
-    if c == 0:
-        return res | {"pgd": {str(b): 0.0 for b in cfg.sweep}, "cw": 0.0, "random": 0.0, "genetic": 0.0}
-    x, adj, mask, y = test.dense(correct)
-    gen = torch.Generator().manual_seed(seed)
-    res["pgd"] = {}
-    for b in cfg.sweep if full else (cfg.budget,):
-        r = atk.pgd_structure_attack(model, x, adj, y, mask, budget_frac=b, steps=cfg.pgd_steps,
-                                     samples=cfg.pgd_samples, generator=gen)
-        res["pgd"][str(b)] = attacked_acc(n, c, r.success)
-    if full:
-        r = atk.pgd_structure_attack(model, x, adj, y, mask, budget_frac=cfg.budget, steps=cfg.pgd_steps,
-                                     samples=cfg.pgd_samples, loss="cw", generator=gen)
-        res["cw"] = attacked_acc(n, c, r.success)
-        r = atk.random_flip_attack(model, x, adj, y, mask, cfg.budget, cfg.random_queries, generator=gen)
-        res["random"] = attacked_acc(n, c, r.success)
-        r = atk.genetic_attack(model, x, adj, y, mask, cfg.budget, cfg.genetic_population,
-                               cfg.genetic_generations, generator=gen)
-        res["genetic"] = attacked_acc(n, c, r.success)
-        res["model"] = model
-        res["test_correct"] = test.subset(correct)
-    res["seconds"] = time.perf_counter() - t0
+    succ: dict[str, np.ndarray] = {}
+    if c:
+        x, adj, mask, y = test.dense(correct)
+        gen = torch.Generator().manual_seed(seed)
+        for kind in kinds:
+            if kind.startswith("pgd@"):
+                r = atk.pgd_structure_attack(model, x, adj, y, mask, float(kind[4:]), cfg.pgd_steps,
+                                             cfg.pgd_samples, generator=gen)
+            elif kind == "cw":
+                r = atk.pgd_structure_attack(model, x, adj, y, mask, cfg.budget, cfg.pgd_steps,
+                                             cfg.pgd_samples, loss="cw", generator=gen)
+            elif kind == "random":
+                r = atk.random_flip_attack(model, x, adj, y, mask, cfg.budget, cfg.random_queries, generator=gen)
+            else:
+                r = atk.genetic_attack(model, x, adj, y, mask, cfg.budget, cfg.genetic_population,
+                                       cfg.genetic_generations, generator=gen)
+            succ[kind] = r.success.numpy()
+        if prbcd and sparse_twin is not None:
+            k = min(cfg.prbcd_graphs, c)
+            budgets = atk.edge_budget(adj[:k], cfg.budget)
+            extra = np.zeros(c, dtype=bool)
+            for j, (d, bud) in enumerate(zip(test.subset(correct[:k]).to_pyg(), budgets)):
+                if d.x.size(0) >= 2:
+                    extra[j] = atk.prbcd_attack(sparse_twin, d.x, d.edge_index, int(d.y), int(bud),
+                                                epochs=cfg.prbcd_epochs, seed=seed)[0]
+            succ["prbcd"] = extra
+            res["prbcd_graphs"] = k
+    for kind in kinds:
+        res[kind] = (c - int(succ[kind].sum())) / n if c else 0.0
+    strong = [k for k in (f"pgd@{cfg.budget}", "cw", "genetic", "prbcd") if k in succ]
+    if strong:
+        union = np.any([succ[k] for k in strong], axis=0) if c else np.zeros(0, dtype=bool)
+        res["strongest"] = (c - int(union.sum())) / n
+        res["strongest_of"] = strong
     return res
 
 
-def prbcd_rate(model: DenseGCN, graphs: GraphSet, cfg: Config, seed: int) -> float:
-    """Success rate of PyG's PRBCDAttack on up to ``prbcd_graphs`` correctly classified graphs."""
-    sparse = GCN(graphs.num_features, model.lin.out_features, cfg.hidden, model.pooling,
-                 num_iterations=cfg.num_iterations, alpha=cfg.alpha)
-    sparse.load_state_dict(model.state_dict())
-    sparse.eval()
-    k = min(cfg.prbcd_graphs, len(graphs))
-    budgets = atk.edge_budget(graphs.dense(range(k))[1], cfg.budget)
-    wins = [atk.prbcd_attack(sparse, d.x, d.edge_index, int(d.y), int(bud), epochs=cfg.prbcd_epochs,
-                             seed=seed)[0]
-            for d, bud in zip(graphs.to_pyg(range(k)), budgets)]
-    return float(np.mean(wins)) if wins else 0.0
-
-
-def beats(table: dict, key: str, margin: float) -> dict:
-    """Per dataset: does RS-Pool's mean beat each baseline's mean by >= margin (in accuracy)?"""
+def run_seed(name: str, cfg: Config, s: int, first: bool, cache: dict) -> dict:
+    """Train every readout (and the controls) on one seed's data and attack them."""
+    ds = load(name, cfg, s, cache)
+    tr, va, te = split(len(ds), np.random.default_rng(s))
+    train, val, test = ds.subset(tr), ds.subset(va), ds.subset(te)
+    pgd = tuple(f"pgd@{b}" for b in dict.fromkeys((*cfg.sweep, cfg.budget)))
+    full = pgd + cfg.attacks
     out = {}
-    for name, by_pool in table.items():
-        rs = by_pool["rs"][key]
-        out[name] = all(rs - by_pool[b][key] >= margin - 1e-12 for b in BASELINES)
+    for pooling in POOLINGS + tuple(b + "/alpha" for b in BASELINES):
+        base = pooling.split("/")[0]
+        torch.manual_seed(s)
+        model = DenseGCN(ds.num_features, ds.num_classes, cfg.hidden, base, num_iterations=cfg.num_iterations,
+                         alpha=cfg.alpha, readout_scale=1.0 / cfg.alpha if "/" in pooling else 1.0)
+        t0 = time.perf_counter()
+        info = train_classifier(model, train, val, epochs=cfg.epochs, seed=s, keep=cfg.keep)
+        if "/" in pooling:  # control: CE-PGD only
+            res = attack_all(model, test, cfg, s, (f"pgd@{cfg.budget}",))
+        else:
+            twin = None
+            if first:
+                twin = GCN(ds.num_features, ds.num_classes, cfg.hidden, base, num_iterations=cfg.num_iterations,
+                           alpha=cfg.alpha)
+                twin.load_state_dict(model.state_dict())
+                twin.eval()
+            res = attack_all(model, test, cfg, s, full, twin, prbcd=first)
+        res |= {"best_epoch": info["best_epoch"], "seconds": time.perf_counter() - t0}
+        out[pooling] = res
+        if pooling == "sum":  # control for c4: the same sum model, gradient-masked
+            # (CW-PGD would see the same zero gradient as CE-PGD: not run)
+            out["sum/masked"] = attack_all(GradientMasked(model).eval(), test, cfg, s,
+                                           (f"pgd@{cfg.budget}", "genetic"))
+    majority = int(np.bincount(train.ys, minlength=ds.num_classes).argmax())
+    out["majority"] = {"clean": float(np.mean(test.ys == majority))}
     return out
+
+
+def paired(a: list, b: list) -> dict:
+    """Mean of the paired differences a_s - b_s with its 90% Student-t interval (accuracy units)."""
+    from scipy.stats import t as student
+
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    k = len(d)
+    half = float(student.ppf(0.95, k - 1) * d.std(ddof=1) / math.sqrt(k)) if k > 1 else float("inf")
+    mean = float(d.mean())
+    return {"mean": mean, "lo90": mean - half, "hi90": mean + half, "sd": float(d.std(ddof=1)) if k > 1 else 0.0,
+            "n": k}
+
+
+def beats_rule(raw: dict, ours: str, others: tuple, key: str) -> dict:
+    """Per dataset: the paired intervals of ``ours`` - each of ``others`` on ``key``, and whether every
+    lower bound is > 0."""
+    out = {}
+    for name, runs in raw.items():
+        diffs = {b: paired([r[ours][key] for r in runs], [r[b][key] for r in runs]) for b in others}
+        out[name] = {"diffs": diffs, "pass": all(d["lo90"] > 0 for d in diffs.values()),
+                     "effect_5pts": all(d["mean"] >= 0.05 for d in diffs.values())}
+    return out
+
+
+def _fmt(rule: dict) -> str:
+    """``"ba_2motifs: sum +1.2 [-3.0, +5.4], ..."`` in points."""
+    return "; ".join(f"{n}: " + ", ".join(f"{b.split('/')[0]} {100 * d['mean']:+.1f} [{100 * d['lo90']:+.1f}, "
+                                          f"{100 * d['hi90']:+.1f}]" for b, d in v["diffs"].items())
+                     for n, v in rule.items())
 
 
 @register("rspool")
 def run(scale: Scale, seed: int, out: Path) -> Outcome:
-    # Thousands of tiny tensor ops: the runner's one-thread cap (repro.thread_cap) is ~10x faster than two.
     return _run(SCALES[Scale.parse(scale)], seed, Path(out))
 
 
 def _run(cfg: Config, seed: int, out: Path) -> Outcome:
-    c1 = Claim("c1_exact", statement="RS-Pool (power iteration from the sum direction) computes sigma_1 "
-                                     "v_1 / "
-               "alpha of each graph's embedding matrix; batched over graphs without padding error",
+    ex = exactness(seed)
+    c1 = Claim("c1_exact", statement="RS-Pool (power iteration from the sum direction) computes sigma_1 v_1 / "
+               "alpha of each graph's embedding matrix, batched over graphs exactly",
                paper_value="method definition (no figure)",
                criterion="K=50 output equals dense-SVD sigma_1 v_1/alpha (sign fixed) within 1e-4, and the "
-               "batched output equals a per-graph computation within 1e-6, on 64 random nonnegative graphs",
-                   kind="check")
-    c2 = Claim("c2_clean", statement="RS-Pool keeps competitive clean accuracy",
-               paper_value="abstract: 'maintaining competitive clean accuracy' (table values not read)",
-               criterion="on each dataset, RS-Pool's mean clean test accuracy over seeds >= best of "
-               "sum/mean/max minus 3 points", kind="supporting")
-    c3 = Claim("c3_robust", statement="RS-Pool is more robust than sum/mean/max pooling under PGD structure "
-               "attacks", paper_value="abstract: 'better robustness than the considered pooling methods' "
-               "(table values not read)",
-               criterion="PGD, budget 30% of each graph's edges: RS-Pool's attacked accuracy (mean over "
-                         "seeds) "
-               "exceeds each of sum/mean/max by >= 5 points on >= 2 of 3 datasets", kind="headline")
-    c4 = Claim("c4_no_masking", statement="The robustness ordering is not gradient masking",
-               paper_value="project check (not in the paper)",
-               criterion="under each of random flips, genetic, PyG PRBCDAttack, CW-margin PGD and "
-                         "CE-PGD with "
-               "sum/mean/max scaled by 1/alpha, RS-Pool's attacked accuracy >= each baseline's on >= 2 of 3 "
-               "datasets; inconclusive when c3 is not reproduced (no gain to explain)", kind="supporting")
-
-    ex = exactness(seed)
-    c1.judge(ex["max_abs_err_vs_svd"] <= 1e-4 and ex["max_abs_err_batched_vs_loop"] <= 1e-6, measured=ex)
+                         "batched output equals a per-graph computation within 1e-6, on 64 random graphs",
+               kind="check")
+    c1.judge(ex["max_abs_err_vs_svd"] <= 1e-4 and ex["max_abs_err_batched_vs_loop"] <= 1e-6, measured=ex,
+             summary=f"max error vs SVD {ex['max_abs_err_vs_svd']:.1e} (needs <= 1e-4); batched vs loop "
+                     f"{ex['max_abs_err_batched_vs_loop']:.1e} (needs <= 1e-6)")
 
     seeds = [seed + k for k in range(cfg.num_seeds)]
-    raw: dict = {}
+    raw: dict = {name: [] for name in cfg.datasets}
+    cache: dict = {}
     t_start = time.perf_counter()
     jobs = [(d, s) for d in cfg.datasets for s in seeds]
     for name, s in progress(jobs, desc="rspool runs", total=len(jobs)):
-        ds = DATASETS[name](cfg.num_graphs, seed=seed)
-        tr, va, te = split(len(ds), np.random.default_rng(s))
-        for pooling in POOLINGS:
-            res = run_model(ds, tr, va, te, pooling, 1.0, cfg, s, full=True)
-            model, graphs = res.pop("model", None), res.pop("test_correct", None)
-            if s - seed < cfg.prbcd_seeds and model is not None:
-                rate = prbcd_rate(model, graphs, cfg, s)
-                res["prbcd"] = res["clean"] * (1 - rate)  # attacked accuracy estimated on the subset
-            raw.setdefault(name, {}).setdefault(pooling, []).append(res)
-            print(f"{name} seed={s} {pooling}: " + ", ".join(f"{k}={v}" for k, v in res.items()), flush=True)
-        for pooling in BASELINES:  # control: baselines at RS-Pool's output scale 1/alpha
-            res = run_model(ds, tr, va, te, pooling, 1.0 / cfg.alpha, cfg, s, full=False)
-            raw[name].setdefault(pooling + "/alpha", []).append(res)
-            print(f"{name} seed={s} {pooling}/alpha: clean={res['clean']}, pgd={res['pgd']}", flush=True)
-
-    # mean over seeds per dataset and pooling
-    table: dict = {}
-    for name, by_pool in raw.items():
-        table[name] = {}
-        for pooling, runs in by_pool.items():
-            row = {"clean": float(np.mean([r["clean"] for r in runs]))}
-            for b in runs[0]["pgd"]:
-                row[f"pgd@{b}"] = float(np.mean([r["pgd"][b] for r in runs]))
-            for key in ("cw", "random", "genetic", "prbcd"):
-                vals = [r[key] for r in runs if key in r]
-                if vals:
-                    row[key] = float(np.mean(vals))
-            row["rel_drop@pgd"] = (row["clean"] - row[f"pgd@{cfg.budget}"]) / max(row["clean"], 1e-12)
-            table[name][pooling] = row
-    n_data = len(table)
-    need = min(2, n_data)
-
-    clean_ok = {n: t["rs"]["clean"] >= max(t[b]["clean"] for b in BASELINES) - 0.03 for n, t in table.items()}
-    c2.judge(all(clean_ok.values()),
-             measured={n: {p: round(t[p]["clean"], 4) for p in POOLINGS} for n, t in table.items()},
-             note=_scale_note(cfg))
-
+        res = run_seed(name, cfg, s, s - seed < cfg.prbcd_seeds, cache)
+        raw[name].append(res)
+        print(f"{name} seed={s}: " + "; ".join(
+            f"{p} " + " ".join(f"{k}={v:.3f}" for k, v in r.items() if isinstance(v, float) and k != "seconds")
+            for p, r in res.items()), flush=True)
+    n_data = len(cfg.datasets)
+    need = math.ceil(2 * n_data / 3)
+    note = _scale_note(cfg)
     key = f"pgd@{cfg.budget}"
-    robust = beats(table, key, 0.05)
-    c3.judge(sum(robust.values()) >= need,
-             measured={"attacked_acc": {n: {p: round(t[p][key], 4) for p in POOLINGS}
-                                        for n, t in table.items()},
-                       "rs_beats_all_by_5pts": robust,
-                       "relative_drop": {n: {p: round(t[p]["rel_drop@pgd"], 3) for p in POOLINGS}
-                                         for n, t in table.items()}},
-             note=_scale_note(cfg) + " Relative drop reported, not part of the criterion.")
 
-    checks = {}
-    for k in ("random", "genetic", "prbcd", "cw"):
-        if all(k in t["rs"] for t in table.values()):
-            checks[k] = beats(table, k, 0.0)
-    scaled = {}
-    for n, t in table.items():
-        scaled[n] = all(t["rs"][key] >= t[b + "/alpha"][key] - 1e-12 for b in BASELINES)
-    checks["pgd_scaled_baselines"] = scaled
-    holds = {k: sum(v.values()) >= need for k, v in checks.items()}
-    verdict = None if c3.verdict.value != "reproduced" else all(holds.values())
-    c4.judge(verdict, measured={"ordering_holds": holds,
-                                "attacked_acc": {n: {k: {p: round(t[p][k], 4) for p in t if k in t[p]}
-                                                     for k in ("random", "genetic", "prbcd", "cw", key)}
-                                                 for n, t in table.items()}},
-             note=f"PRBCD on up to {cfg.prbcd_graphs} graphs x {cfg.prbcd_seeds} seed(s), {cfg.prbcd_epochs} "
-                  "epochs (attacked accuracy = clean x (1 - success rate)). " + _scale_note(cfg))
+    # c2: clean accuracy within 3 points of the best flat readout, per dataset
+    c2 = Claim("c2_clean", statement="RS-Pool keeps competitive clean accuracy",
+               paper_value="abstract: 'maintaining competitive clean accuracy' (table values not read)",
+               criterion="on every dataset, the mean over seeds of RS-Pool's clean accuracy minus the best flat "
+                         "readout's (sum/mean/max, best by mean) is >= -3 points; 90% paired interval reported. "
+                         "Control: the majority class must fail", kind="supporting")
+    clean, ctrl_clean = {}, {}
+    for name, runs in raw.items():
+        best = max(BASELINES, key=lambda b: np.mean([r[b]["clean"] for r in runs]))
+        clean[name] = paired([r["rs"]["clean"] for r in runs], [r[best]["clean"] for r in runs]) | {"best": best}
+        ctrl_clean[name] = paired([r["majority"]["clean"] for r in runs], [r[best]["clean"] for r in runs])
+    c2_ok = all(v["mean"] >= -0.03 for v in clean.values())
+    ctrl_ok = all(v["mean"] >= -0.03 for v in ctrl_clean.values())
+    worst = min(clean, key=lambda n: clean[n]["mean"])
+    c2.judge(c2_ok, measured={"rs_minus_best_flat": clean, "control_majority_minus_best_flat": ctrl_clean,
+                              "control_passes": ctrl_ok,
+                              "clean": {n: {p: float(np.mean([r[p]["clean"] for r in runs])) for p in POOLINGS}
+                                        for n, runs in raw.items()}},
+             note=note,
+             summary=f"worst dataset {worst}: RS - best flat ({clean[worst]['best']}) "
+                     f"{100 * clean[worst]['mean']:+.1f} pts [90% {100 * clean[worst]['lo90']:+.1f}, "
+                     f"{100 * clean[worst]['hi90']:+.1f}]; needs >= -3 on all {n_data}; control (majority) "
+                     f"{100 * min(v['mean'] for v in ctrl_clean.values()):+.1f} pts "
+                     f"({'passes: criterion too weak' if ctrl_ok else 'fails, as it must'})")
 
-    _figure(table, cfg, out)
+    # c3: the headline, paired lower 90% bound > 0 against sum, mean and max
+    c3 = Claim("c3_robust", statement="RS-Pool is more robust than sum/mean/max pooling under PGD structure attacks",
+               paper_value="abstract: 'better robustness than the considered pooling methods' (table values not read)",
+               criterion=f"CE-PGD, budget 30% of each graph's edges: per dataset, the lower end of the 90% paired "
+                         f"interval of RS - baseline attacked accuracy over seeds is > 0 against each of sum, mean "
+                         f"and max, on >= {need} of {n_data} datasets (2/3); the 5-point effect size reported "
+                         "beside. Control: sum/alpha in place of RS must fail", kind="headline")
+    rule3 = beats_rule(raw, "rs", BASELINES, key)
+    ctrl3 = beats_rule(raw, "sum/alpha", BASELINES, key)
+    n3, nc3 = sum(v["pass"] for v in rule3.values()), sum(v["pass"] for v in ctrl3.values())
+    c3.judge(n3 >= need,
+             measured={"rs_minus_baseline": rule3, "control_sum_alpha_minus_baseline": ctrl3,
+                       "datasets_passing": n3, "control_datasets_passing": nc3,
+                       "attacked_acc": {n: {p: float(np.mean([r[p][key] for r in runs]))
+                                            for p in POOLINGS + ("sum/alpha", "mean/alpha", "max/alpha")}
+                                        for n, runs in raw.items()},
+                       "effect_5pts_datasets": sum(v["effect_5pts"] for v in rule3.values())},
+             note=note + " Differences in points: mean [90% interval].",
+             summary=f"{n3}/{n_data} datasets with every lower bound > 0 (needs >= {need}); "
+                     f"{sum(v['effect_5pts'] for v in rule3.values())}/{n_data} with a >= 5-point mean gain over all "
+                     f"three; control sum/alpha {nc3}/{n_data}. RS - baseline: {_fmt(rule3)}")
+
+    # c4: the ordering under each model's strongest attack, and against the 1/alpha-scaled baselines
+    c4 = Claim("c4_no_masking", statement="The robustness ordering is not gradient masking",
+               paper_value="project check (not in the paper)",
+               criterion=f"(a) the c3 rule with each model's strongest attack (per graph: CE-PGD or CW-PGD or "
+                         f"genetic or, on a subset, PRBCD) on >= {need} of {n_data} datasets, and (b) under CE-PGD "
+                         f"the lower 90% bound of RS - baseline/alpha is > 0 against sum/alpha, mean/alpha and "
+                         f"max/alpha on >= {need} of {n_data}. Judged whatever c3's verdict. Control: the "
+                         "gradient-masked sum model must fail (a)", kind="supporting")
+    rule4a = beats_rule(raw, "rs", BASELINES, "strongest")
+    rule4b = beats_rule(raw, "rs", tuple(b + "/alpha" for b in BASELINES), key)
+    ctrl4 = beats_rule(raw, "sum/masked", BASELINES, "strongest")
+    ctrl4_pgd = beats_rule(raw, "sum/masked", BASELINES, key)  # what a CE-PGD-only check would have said
+    na, nb, nc4 = (sum(v["pass"] for v in r.values()) for r in (rule4a, rule4b, ctrl4))
+    c4.judge(na >= need and nb >= need,
+             measured={"strongest": rule4a, "vs_scaled": rule4b, "control_masked_strongest": ctrl4,
+                       "control_masked_ce_pgd_only": ctrl4_pgd,
+                       "datasets_passing": {"strongest": na, "vs_scaled": nb, "control": nc4},
+                       "strongest_acc": {n: {p: float(np.mean([r[p]["strongest"] for r in runs]))
+                                             for p in POOLINGS + ("sum/masked",)} for n, runs in raw.items()}},
+             note=f"PRBCD (PyG, on the sparse twin) on the first {cfg.prbcd_graphs} attacked graphs of each model, "
+                  f"{cfg.prbcd_seeds} seed(s), {cfg.prbcd_epochs} epochs; genetic population "
+                  f"{cfg.genetic_population} x {cfg.genetic_generations} generations. " + note,
+             summary=f"(a) strongest attack: {na}/{n_data} datasets (needs >= {need}); (b) vs 1/alpha-scaled "
+                     f"baselines: {nb}/{n_data}; control gradient-masked sum: {nc4}/{n_data} under the strongest "
+                     f"attack vs {sum(v['pass'] for v in ctrl4_pgd.values())}/{n_data} under CE-PGD alone. "
+                     f"Strongest, RS - baseline: {_fmt(rule4a)}")
+
+    _figure(rule3, rule4a, out)
+    table = {n: {p: {k: float(np.mean([r[p][k] for r in runs if k in r[p]])) for k in runs[0][p]
+                     if isinstance(runs[0][p][k], (int, float))}
+                 for p in runs[0]} for n, runs in raw.items()}  # prbcd: mean over the seeds that ran it
     return Outcome([c1, c2, c3, c4],
-                   metrics={"table": table, "config": dataclasses.asdict(cfg), "seeds": seeds,
+                   metrics={"table": table, "per_seed": raw, "config": dataclasses.asdict(cfg), "seeds": seeds,
                             "experiment_seconds": time.perf_counter() - t_start},
-                   notes="Generated stand-ins for the paper's TUDatasets; see docs/rspool.md.")
+                   notes="Generated stand-ins for the paper's TUDatasets plus RDKit's real NCI molecules; "
+                         "see docs/rspool.md.")
 
 
 def _scale_note(cfg: Config) -> str:
-    return (f"{len(cfg.datasets)} generated dataset(s) x {cfg.num_seeds} seed(s), {cfg.num_graphs} "
-            f"graphs each "
-            f"(20% test), {cfg.epochs} epochs (paper: 101), PGD {cfg.pgd_steps} steps.")
+    return (f"{len(cfg.datasets)} dataset(s) x {cfg.num_seeds} seed(s), {cfg.num_graphs} graphs each "
+            f"(70/10/20 split), {cfg.epochs} epochs keeping the {cfg.keep} best-validation epoch (paper: 101, "
+            f"last), PGD {cfg.pgd_steps} steps.")
 
 
-def _figure(table: dict, cfg: Config, out: Path) -> None:
+def _figure(rule3: dict, rule4a: dict, out: Path) -> None:
+    """Paired differences RS - baseline (points) with 90% intervals, per dataset: CE-PGD and strongest."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(4.2 * len(table), 3.4))
-    axes = fig.subplots(1, len(table), squeeze=False)[0]
-    budgets = [str(b) for b in cfg.sweep]
-    for ax, (name, t) in zip(axes, table.items()):
-        for pooling in POOLINGS:
-            ys = [t[pooling]["clean"]] + [t[pooling][f"pgd@{b}"] for b in budgets]
-            ax.plot([0.0] + [float(b) for b in budgets], ys, marker="o", label=pooling)
-        ax.set_title(name)
-        ax.set_xlabel("budget (fraction of edges)")
-        ax.set_ylabel("attacked accuracy (PGD)")
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
-    axes[0].legend()
+    names = list(rule3)
+    fig = Figure(figsize=(7.0, 1.0 + 0.9 * len(names)))
+    ax = fig.subplots()
+    for j, (rule, label, marker) in enumerate(((rule3, "CE-PGD 30%", "o"), (rule4a, "strongest attack", "s"))):
+        for i, name in enumerate(names):
+            for k, b in enumerate(BASELINES):
+                d = rule[name]["diffs"][b]
+                half = 100 * (d["mean"] - d["lo90"]) if math.isfinite(d["lo90"]) else 0.0
+                ax.errorbar(100 * d["mean"], i + 0.25 * (k - 1) + 0.08 * j, xerr=half, fmt=marker, color=f"C{k}",
+                            alpha=1.0 if j == 0 else 0.5,
+                            label=f"vs {b} ({label})" if i == 0 else None)
+    ax.axvline(0, color="k", lw=0.8)
+    ax.set_yticks(range(len(names)), names)
+    ax.set_xlabel("RS-Pool - baseline attacked accuracy (points), mean and 90% interval over seeds")
+    ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
-    fig.savefig(Path(out) / "figures" / "attacked_accuracy_vs_budget.png", dpi=110)
+    fig.savefig(Path(out) / "figures" / "paired_differences.png", dpi=110)
