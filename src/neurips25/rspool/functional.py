@@ -260,7 +260,9 @@ def rs_pool(
     For graph ``g`` with node embeddings ``H_g`` (the rows of ``x`` with ``batch == g``) it returns
     ``sigma_1(H_g) v_1(H_g) / alpha`` by ``num_iterations`` power steps from ``1^T H_g``.
     No Python loop over graphs: the groups are zero-padded into one ``[B, N_max, d]`` tensor, which
-    is exact for RS-Pool. ``batch`` need not be sorted (RS-Pool is permutation invariant).
+    is exact for RS-Pool, unless that would exceed ``PAD_LIMIT`` times the input (very unequal group
+    sizes), where scatter sums compute the same iteration in ``O(n d)`` memory. ``batch`` need not
+    be sorted (RS-Pool is permutation invariant).
 
     Parameters
     ----------
