@@ -93,8 +93,13 @@ def _loop_grads(model, X, y, loss_fn):
 def _captured(balancer, fast):
     """Run one backward, returning the (B, d) gradients the policy received."""
     got = {}
-    inner = balancer.policy.observe_many
-    balancer.policy.observe_many = lambda idx, G: (got.setdefault("G", G.detach().clone()), inner(idx, G))
+    inner = balancer.policy._observe_checked
+
+    def spy(idx, G):
+        got.setdefault("G", G.materialize() if hasattr(G, "gram") else G.detach().clone())
+        inner(idx, G)
+
+    balancer.policy._observe_checked = spy
     if not fast:
         balancer._linear = None  # force torch.func.vmap
     return got
@@ -186,3 +191,118 @@ def test_out_of_order_batch_is_refused_before_grad_is_touched():
     with pytest.raises(ValueError, match="not the policy's next units"):
         balancer.backward(torch.nn.functional.cross_entropy, X[wrong], y[wrong], indices=wrong)
     assert all(p.grad is None for p in net.parameters()) and policy.position == 0
+
+
+# ---------------------------------------------------------------- factored (never materialised) walk
+
+def _random_factors(B, seed, scale=1.0, dtype=torch.float64):
+    from neurips25.perm_sgd.factored import FactoredGrads
+
+    g = torch.Generator().manual_seed(seed)
+    a1, z1 = torch.randn(B, 5, generator=g, dtype=dtype), torch.randn(B, 4, generator=g, dtype=dtype)
+    a2, z2 = torch.randn(B, 4, generator=g, dtype=dtype), torch.randn(B, 3, generator=g, dtype=dtype) + 0.3
+    # layout: W1 (4x5) at 0, b1 at 20, W2 (3x4) at 24, no bias for layer 2 -> d = 36
+    return FactoredGrads([(a1, z1, 0, 20), (a2, z2, 24, None)], dim=36, scale=scale)
+
+
+def _rows(F, idx):
+    """The examples ``idx`` of F (copies of the factors)."""
+    t = torch.as_tensor(np.asarray(idx))
+    return type(F)([(x[t], z[t], w, c) for x, z, w, c in F.layers], F.dim, F.scale)
+
+
+def test_factored_products_equal_the_dense_ones():
+    F = _random_factors(7, 0, scale=2.5)
+    G = F.materialize()
+    assert G.shape == (7, 36) and torch.all(G[:, 20:24] == 2.5 * F.layers[0][1])
+    V = torch.randn(3, 36, dtype=torch.float64)
+    for f in (F, F.host64()):
+        K, D = f.gram(), f.dots(V if f is F else V.numpy())
+        assert np.allclose(np.asarray(K), (G @ G.T).numpy(), rtol=1e-12)
+        assert np.allclose(np.asarray(D), (V @ G.T).numpy(), rtol=1e-12)
+        coef = torch.randn(2, 7, dtype=torch.float64)
+        vs = [torch.zeros(36, dtype=torch.float64), torch.ones(36, dtype=torch.float64)]
+        if f is not F:
+            vs, coef = [v.numpy() for v in vs], coef.numpy()
+        f.add_to(vs, coef)
+        ref = torch.as_tensor(np.asarray(coef)) @ G
+        assert np.allclose(np.asarray(vs[0]), ref[0].numpy()) and np.allclose(np.asarray(vs[1]), 1 + ref[1].numpy())
+
+
+@pytest.mark.parametrize("balance", ["deterministic", "probabilistic"])
+@pytest.mark.parametrize("block", [5, 32, 200])  # ragged blocks, window-sized, larger than the window
+def test_factored_grab_matches_the_sequential_walk(balance, block):
+    # the Gram-matrix walk (deferred over GraB.factor_window examples) picks the sequential walk's signs
+    n = 300
+    F = _random_factors(n, 1, scale=3.0)
+    G = F.materialize()  # float64: the two walks differ only by rounding
+    seq, fac = GraB(n, seed=2, balance=balance), GraB(n, seed=2, balance=balance)
+    for _ in range(3):
+        a, b = seq.next_epoch(), fac.next_epoch()
+        assert np.array_equal(a, b)
+        for i in a:
+            seq.observe(int(i), G[int(i)])
+        for start in range(0, n, block):
+            idx = b[start:start + block]
+            fac.observe_factored(idx, _rows(F, idx))
+        fac._flush()
+        assert np.allclose(fac._s, seq._s, rtol=1e-9, atol=1e-9)
+    assert np.array_equal(seq.next_epoch(), fac.next_epoch())
+    assert np.allclose(fac._m, seq._m, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [61, 64])
+def test_factored_pairgrab_matches_the_sequential_walk(n):
+    F = _random_factors(n, 3)
+    G = F.materialize()
+    seq, fac = PairGraB(n, seed=0), PairGraB(n, seed=0)
+    for _ in range(3):
+        a, b = seq.next_epoch(), fac.next_epoch()
+        assert np.array_equal(a, b)
+        for i in a:
+            seq.observe(int(i), G[int(i)])
+        for start in range(0, n, 9):  # odd blocks: pairs straddle the blocks
+            fac.observe_factored(b[start:start + 9], _rows(F, b[start:start + 9]))
+    assert np.array_equal(seq.next_epoch(), fac.next_epoch())
+
+
+def test_factored_nan_is_refused_where_it_arrives():
+    F = _random_factors(8, 4)
+    p = GraB(8, seed=0)
+    order = p.next_epoch()
+    p.observe_factored(order[:3], _rows(F, np.arange(3)))
+    bad = _rows(F, np.arange(3, 6))
+    bad.layers[1][0][1, 2] = float("nan")
+    with pytest.raises(ValueError, match="NaN or inf"):
+        p.observe_factored(order[3:6], bad)
+    assert p.position == 3
+    p.observe_factored(order[3:], _rows(F, np.arange(3, 8)))
+    assert sorted(p.next_epoch().tolist()) == list(range(8))
+    with pytest.raises(TypeError, match="FactoredGrads"):
+        p.observe_factored(p.order[:2], np.zeros((2, 36)))
+
+
+def test_factored_and_bit_exact_balancers_give_the_same_orders():
+    # real training: factored=True (Gram walk) and factored=False (row walk, bit-identical to observe)
+    g = torch.Generator().manual_seed(5)
+    X, y = torch.randn(96, 6, generator=g), torch.randint(0, 3, (96,), generator=g)
+    orders = {}
+    for factored in (True, False):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        policy = GraB(96, seed=0)
+        balancer = GradientBalancer(policy, model, factored=factored)
+        seen = []
+        for _ in range(4):
+            order = policy.next_epoch()
+            seen.append(order.copy())
+            for start in range(0, 96, 16):
+                idx = order[start:start + 16]
+                opt.zero_grad()
+                balancer.backward(torch.nn.functional.cross_entropy, X[idx], y[idx], indices=idx)
+                opt.step()
+        orders[factored] = np.stack(seen)
+    assert np.array_equal(orders[True], orders[False])
+    with pytest.raises(TypeError, match="factored must be a bool"):
+        GradientBalancer(GraB(4), torch.nn.Linear(2, 2), factored="yes")

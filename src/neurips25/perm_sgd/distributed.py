@@ -86,6 +86,9 @@ class CDGraB(PairGraB):
             self._observe(position, int(indices[0]), G[0])
         super()._observe_many(position, indices, G)
 
+    def _observe_factored(self, position: int, indices: np.ndarray, F: Any) -> None:
+        self._observe_many(position, indices, F.materialize())  # the coordinated walk needs the vectors
+
     def observe_step(self, indices: Any, grads: Any) -> None:
         """All-gather this step's per-example gradients ``grads`` (B, d) and balance (a collective)."""
         if self.num_replicas == 1:

@@ -157,15 +157,36 @@ def _walk_block(C: Any, s: Any, sign: Callable[[float, float], bool] | None = No
             raise ValueError("grads contain NaN or inf")
         return plus
     dots0, gram = C @ s, C @ C.T
-    dots0, gram = dots0.double().cpu().numpy(), gram.double().cpu().numpy()
+    plus = _walk_gram(dots0.double().cpu().numpy(), gram.double().cpu().numpy(), sign)
+    s += _like(np.where(plus, 1.0, -1.0), s) @ C
+    return plus
+
+
+def _walk_gram(dots0: np.ndarray, gram: np.ndarray, sign: Callable[[float, float], bool] | None = None) -> np.ndarray:
+    """Signs of the balancing walk from inner products only: <s_b, c_b> = <s_0, c_b> + sum_{j<b} eps_j <c_j, c_b>.
+
+    ``dots0`` (B,) holds <s_0, c_b>, ``gram`` (B, B) the <c_j, c_b>; O(B^2) scalar work, no d.
+    Raises ValueError on a non-finite entry before any sign is drawn.
+    """
     if not (np.isfinite(dots0).all() and np.isfinite(gram).all()):
         raise ValueError("grads contain NaN or inf")
-    corr = np.zeros(B)
-    sign = sign if sign is not None else (lambda dot, sq: dot <= 0.0)
+    B = dots0.shape[0]
+    plus = np.zeros(B, dtype=bool)
+    v = dots0.astype(np.float64)  # a copy: v[b] becomes <s_b, c_b> once the signs before b are known
+    if sign is None:
+        for b in range(B):
+            if v[b] <= 0.0:
+                plus[b] = True
+                v += gram[b]
+            else:
+                v -= gram[b]
+        return plus
     for b in range(B):
-        plus[b] = sign(float(dots0[b] + corr[b]), float(gram[b, b]))
-        corr += gram[b] if plus[b] else -gram[b]
-    s += _like(np.where(plus, 1.0, -1.0), s) @ C
+        plus[b] = sign(float(v[b]), float(gram[b, b]))
+        if plus[b]:
+            v += gram[b]
+        else:
+            v -= gram[b]
     return plus
 
 
@@ -312,30 +333,7 @@ class PermutationPolicy:
         them; accelerator blocks use a Gram matrix and a scalar loop (the signs are sequential,
         their inner products are not), whose rounding may differ in exact ties of the sign test.
         """
-        name = type(self).__name__
-        order = self.order
-        idx = np.asarray(indices.detach().cpu() if _is_torch(indices) else indices)
-        if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
-            raise TypeError(f"{name}.observe_many: indices must be a 1-D array of ints, "
-                            f"got shape {idx.shape}")
-        B = idx.shape[0]
-        if B > self.n - self._pos:
-            raise ValueError(f"{name}.observe_many: {B} units but only {self.n - self._pos} of epoch "
-                             f"{self.epoch} remain; observe is called at most n={self.n} times per epoch")
-        expected = order[self._pos:self._pos + B]
-        if not np.array_equal(idx, expected):
-            b = int(np.flatnonzero(idx != expected)[0])
-            raise ValueError(f"{name}.observe_many: called out of order; expected index {int(expected[b])} "
-                             f"(position {self._pos + b} of epoch {self.epoch}), got {int(idx[b])}")
-        shape = tuple(grads.shape) if hasattr(grads, "shape") else np.shape(grads)
-        if len(shape) < 1 or shape[0] != B:
-            raise ValueError(f"{name}.observe_many: grads must have leading dimension {B}, got shape {shape}")
-        size = math.prod(shape[1:])
-        if self._dim is None:
-            self._dim = size
-        elif size != self._dim:
-            raise ValueError(f"{name}.observe_many: grads have {size} elements per unit but earlier "
-                             f"gradients had {self._dim}; every unit must report a gradient of the same size")
+        idx, B = self._check_block(indices, grads, "observe_many")
         if B == 0:
             return
         if self.uses_gradients:
@@ -344,6 +342,89 @@ class PermutationPolicy:
             else:
                 G = np.asarray(grads, dtype=np.float64).reshape(B, -1)
             self._observe_many(self._pos, idx, G)
+        self._pos += B
+
+    def _check_block(self, indices: Any, grads: Any, where: str) -> tuple[np.ndarray, int]:
+        """Validate a block of B consecutive units and its (B, ...) gradients; returns (indices, B)."""
+        name = type(self).__name__
+        order = self.order
+        idx = np.asarray(indices.detach().cpu() if _is_torch(indices) else indices)
+        if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+            raise TypeError(f"{name}.{where}: indices must be a 1-D array of ints, got shape {idx.shape}")
+        B = idx.shape[0]
+        if B > self.n - self._pos:
+            raise ValueError(f"{name}.{where}: {B} units but only {self.n - self._pos} of epoch "
+                             f"{self.epoch} remain; observe is called at most n={self.n} times per epoch")
+        expected = order[self._pos:self._pos + B]
+        if not np.array_equal(idx, expected):
+            b = int(np.flatnonzero(idx != expected)[0])
+            raise ValueError(f"{name}.{where}: called out of order; expected index {int(expected[b])} "
+                             f"(position {self._pos + b} of epoch {self.epoch}), got {int(idx[b])}")
+        shape = tuple(grads.shape) if hasattr(grads, "shape") else np.shape(grads)
+        if len(shape) < 1 or shape[0] != B:
+            raise ValueError(f"{name}.{where}: grads must have leading dimension {B}, got shape {shape}")
+        size = math.prod(shape[1:])
+        if self._dim is None:
+            self._dim = size
+        elif size != self._dim:
+            raise ValueError(f"{name}.{where}: grads have {size} elements per unit but earlier "
+                             f"gradients had {self._dim}; every unit must report a gradient of the same size")
+        return idx, B
+
+    def _observe_checked(self, idx: np.ndarray, grads: Any) -> None:
+        """``observe_factored`` / ``observe_many`` for a caller that has checked ``idx`` against the order."""
+        B = len(idx)
+        size = grads.dim if hasattr(grads, "gram") else math.prod(tuple(grads.shape)[1:])
+        if self._dim is None:
+            self._dim = size
+        elif size != self._dim:
+            raise ValueError(f"{type(self).__name__}.observe: grads have {size} elements per unit but earlier "
+                             f"gradients had {self._dim}; every unit must report a gradient of the same size")
+        if B > self.n - self._pos:  # pragma: no cover - the caller's order check excludes it
+            raise ValueError(f"{type(self).__name__}: {B} units but only {self.n - self._pos} remain")
+        if B and self.uses_gradients:
+            fast = getattr(self, "_observe_factored", None) if hasattr(grads, "gram") else None
+            if fast is not None:
+                fast(self._pos, idx, grads)
+            elif hasattr(grads, "gram"):
+                self._observe_many(self._pos, idx, grads.materialize())
+            else:
+                G = grads.detach().reshape(B, -1) if _is_torch(grads) else np.asarray(grads, np.float64).reshape(B, -1)
+                self._observe_many(self._pos, idx, G)
+        self._pos += B
+
+    def observe_factored(self, indices: Any, grads: Any) -> None:
+        """Report B consecutive units whose gradients are Linear-layer factors (never materialised).
+
+        Parameters
+        ----------
+        indices : array-like of int, shape (B,)
+            Must equal ``order[position:position + B]``.
+        grads : FactoredGrads
+            The per-example gradients as factors (:class:`~neurips25.perm_sgd.factored.FactoredGrads`,
+            what ``GradientBalancer.backward`` builds for MLPs).
+
+        Notes
+        -----
+        :class:`GraB` and :class:`PairGraB` run their walk on the B x B Gram matrix of the block
+        and update their O(d) state with one matmul per layer: the same algorithm as B calls of
+        :meth:`observe`, with other float rounding (signs can differ only where the walk's inner
+        product <s, c> is zero to rounding; tested against the sequential walk). Other policies
+        only check the block; a balancing policy without a factored walk gets the materialised
+        (B, d) gradients.
+        """
+        if not hasattr(grads, "gram") or not hasattr(grads, "materialize"):
+            raise TypeError(f"{type(self).__name__}.observe_factored: grads must be a FactoredGrads, "
+                            f"got {type(grads).__name__}")
+        idx, B = self._check_block(indices, grads, "observe_factored")
+        if B == 0:
+            return
+        if self.uses_gradients:
+            fast = getattr(self, "_observe_factored", None)
+            if fast is not None:
+                fast(self._pos, idx, grads)
+            else:
+                self._observe_many(self._pos, idx, grads.materialize())
         self._pos += B
 
     # hooks ------------------------------------------------------------------------------------
@@ -607,12 +688,14 @@ class GraB(_Balancer):
         self._m = None  # stale mean of the previous epoch
         self._acc = None  # sum of this epoch's gradients (next epoch's stale mean)
         self._r2 = 0.0
+        self._window = None  # factored blocks not yet balanced (observe_factored)
 
     def __repr__(self) -> str:
         return (f"GraB(n={self.n}, seed={self.seed}, balance={self.balance!r}, c={self.c}, "
                 f"proj_dim={self.proj_dim})")
 
     def _observe(self, position: int, index: int, vec: Any) -> None:
+        self._flush()
         g = self._prepare(vec)
         if self._s is None:
             self._s, self._acc, self._m = _zeros_like(g), _zeros_like(g), _zeros_like(g)
@@ -633,6 +716,7 @@ class GraB(_Balancer):
         self._place(index, front=plus)
 
     def _observe_many(self, position: int, indices: np.ndarray, G: Any) -> None:
+        self._flush()
         if not _is_torch(G) and self.proj_dim is not None:
             with _blas_one_thread():
                 G = self._prepare(G)
@@ -661,7 +745,76 @@ class GraB(_Balancer):
                 acc += g
         self._place_many(indices, plus)
 
+    #: examples whose factored gradients are balanced together (the walk is deferred by < this many)
+    factor_window: int = 128
+
+    def _observe_factored(self, position: int, indices: np.ndarray, F: Any) -> None:
+        if self.proj_dim is not None:  # the sketch needs the vectors themselves
+            self._observe_many(position, indices, F.materialize())
+            return
+        if self._ref is None:
+            self._ref = _zeros_like(F.template()[:1])
+        if self._s is None:
+            t = F.template()
+            self._s, self._acc, self._m = _zeros_like(t), _zeros_like(t), _zeros_like(t)
+        if not isinstance(self._s, np.ndarray):  # accelerator state: one block at a time, in torch
+            self._walk_factored(indices, F.to(self._s.dtype, self._s.device))
+            return
+        win = self._window
+        if win is None or win.rows != self.factor_window:
+            from neurips25.perm_sgd.factored import FactorWindow
+
+            self._flush()
+            win = self._window = FactorWindow(self.factor_window)
+        if not win.fits(F):
+            self._flush()
+        if F.batch > win.rows:
+            self._walk_factored(indices, F.host64())
+            return
+        try:
+            win.append(indices, F)
+        except ValueError as err:
+            raise ValueError(f"GraB.observe_factored: {err} (epoch {self.epoch})") from None
+        if win.count >= win.rows:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Balance the examples pending in the factor window."""
+        win = getattr(self, "_window", None)
+        if win is not None and win.count:
+            indices, F = win.take()
+            self._walk_factored(indices, F)
+
+    def _walk_factored(self, indices: np.ndarray, F: Any) -> None:
+        """The walk over a block from inner products only (F in the state's library and dtype)."""
+        S, M, acc = self._s, self._m, self._acc
+        host = isinstance(S, np.ndarray)
+        V = np.stack([S, M]) if host else sys.modules["torch"].stack([S, M])
+        K, (gs, gm), VV = F.gram(), F.dots(V), V @ V.T  # <g_j, g_b>; <s, g_b>, <m, g_b>; <s, m>, <m, m>
+        if not host:
+            K, gs, gm, VV = (x.double().cpu().numpy() for x in (K, gs, gm, VV))
+        sm, mm = VV[0, 1], VV[1, 1]
+        # c_b = g_b - m: <c_j, c_b> = <g_j, g_b> - <m, g_j> - <m, g_b> + <m, m>, <s, c_b> = <s, g_b> - <s, m>
+        Kc = K - gm[:, None] - (gm - mm)[None, :]
+        if self.balance == "deterministic":
+            sign = None
+        else:
+            def sign(dot: float, sq: float) -> bool:
+                self._r2 = max(self._r2, sq)
+                p_plus = 0.5 - dot / (2.0 * self.c * self._r2) if self._r2 > 0 else 0.5
+                return bool(self._rng.random() < min(1.0, max(0.0, p_plus)))
+        try:
+            plus = _walk_gram(gs - sm, Kc, sign)
+        except ValueError as err:
+            raise ValueError(f"GraB.observe_factored: {err} (epoch {self.epoch})") from None
+        coef = np.ones((2, len(plus)))
+        coef[0, ~plus] = -1.0  # s += sum_b eps_b c_b = sum_b eps_b g_b - (sum_b eps_b) m;  acc += sum_b g_b
+        F.add_to([S, acc], coef if host else _like(coef, S))
+        S -= float(2 * int(plus.sum()) - len(plus)) * M
+        self._place_many(indices, plus)
+
     def _end_epoch(self, observed: int) -> None:
+        self._flush()
         if observed > 0:
             self._m = self._acc / observed
             _zero(self._acc)
@@ -749,6 +902,44 @@ class PairGraB(_Balancer):
             self._cache_index = -1
         for k in range(start + 2 * n_pairs, B):  # a trailing unit opens the next pair (or is the odd last)
             self._observe(position + k, int(indices[k]), G[k])
+
+    def _observe_factored(self, position: int, indices: np.ndarray, F: Any) -> None:
+        if self.proj_dim is not None:
+            self._observe_many(position, indices, F.materialize())
+            return
+        B = len(indices)
+        start = 0
+        if position % 2 == 1:  # complete the pair left pending by the previous call
+            self._observe(position, int(indices[0]), F.row(0))
+            start = 1
+        n_pairs = (B - start) // 2
+        if n_pairs > 0:
+            if self._ref is None:
+                self._ref = _zeros_like(F.template()[:1])
+            if self._s is None:
+                t = F.template()
+                self._s, self._cache = _zeros_like(t), _zeros_like(t)
+            S = self._s
+            host = isinstance(S, np.ndarray)
+            P = F.slice(start, start + 2 * n_pairs)
+            P = P.host64() if host else P.to(S.dtype, S.device)
+            K, gs = P.gram(), P.dots(S[None])[0]
+            if not host:
+                K, gs = (x.double().cpu().numpy() for x in (K, gs))
+            a, b = slice(0, None, 2), slice(1, None, 2)  # d_t = g_a - g_b of pair t
+            Kd = K[a, a] - K[a, b] - K[b, a] + K[b, b]
+            try:
+                first_front = _walk_gram(gs[a] - gs[b], Kd)
+            except ValueError as err:
+                raise ValueError(f"PairGraB.observe_factored: {err} (epoch {self.epoch})") from None
+            eps = np.where(first_front, 1.0, -1.0)
+            coef = np.stack([eps, -eps], axis=1).reshape(-1)  # s += sum_t eps_t (g_a - g_b)
+            P.add_to([S], (coef if host else _like(coef, S))[None])
+            pairs = np.asarray(indices[start:start + 2 * n_pairs]).reshape(n_pairs, 2)
+            self._place_many(pairs.reshape(-1), np.stack([first_front, ~first_front], axis=1).reshape(-1))
+            self._cache_index = -1
+        for k in range(start + 2 * n_pairs, B):  # a trailing unit opens the next pair (or is the odd last)
+            self._observe(position + k, int(indices[k]), F.row(k))
 
     def _end_epoch(self, observed: int) -> None:
         if self._s is not None:

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch.utils.data import Sampler
 
+from neurips25.perm_sgd.factored import FactoredGrads
 from neurips25.perm_sgd.orderings import PermutationPolicy, _check_seed
 
 __all__ = ["PermutationSampler", "GradientBalancer", "make_blocks"]
@@ -186,10 +187,14 @@ class PermutationSampler(Sampler):
         return self._generate(order, self._epoch)
 
     def _generate(self, order: np.ndarray, epoch: int) -> Iterator[Any]:
-        for k, u in enumerate(order.tolist()):
+        if self.blocks is not None:
+            units = [self.blocks[u] for u in order.tolist()]
+        else:
+            units = self.shard[order].tolist()
+        for k, u in enumerate(units, 1):
             if self._epoch == epoch:
-                self._served = k + 1
-            yield self.blocks[u] if self.blocks is not None else int(self.shard[u])
+                self._served = k
+            yield u
 
 
 def _dist_ready() -> bool:
@@ -233,6 +238,12 @@ class GradientBalancer:
     randomness : {"error", "different", "same"}, default "error"
         Passed to ``torch.func.vmap`` for models with random layers (Dropout): ``"different"`` draws
         independent masks per example, as an ordinary batched forward does.
+    factored : bool, default True
+        For MLPs (2-D Linear inputs), hand the policy the per-example gradients as layer factors
+        (:class:`~neurips25.perm_sgd.factored.FactoredGrads`): GraB / PairGraB then balance them
+        through a B x B Gram matrix without ever building the (B, d) matrix (same signs as the
+        row-by-row walk up to float rounding at exact ties). ``False`` materialises the (B, d)
+        gradients and runs the row walk, bit-identical to B sequential ``observe`` calls.
 
     Notes
     -----
@@ -241,7 +252,8 @@ class GradientBalancer:
     ``backward`` needs a model that ``torch.func`` can vmap: no batch-norm in training mode.
     """
 
-    def __init__(self, policy: PermutationPolicy, model: torch.nn.Module, randomness: str = "error"):
+    def __init__(self, policy: PermutationPolicy, model: torch.nn.Module, randomness: str = "error",
+                 factored: bool = True):
         if not isinstance(policy, PermutationPolicy):
             raise TypeError("GradientBalancer: policy must be a PermutationPolicy, "
                             f"got {type(policy).__name__}")
@@ -250,9 +262,12 @@ class GradientBalancer:
         if randomness not in ("error", "different", "same"):
             raise ValueError("GradientBalancer: randomness must be 'error', 'different' or 'same', "
                              f"got {randomness!r}")
+        if not isinstance(factored, (bool, np.bool_)):
+            raise TypeError(f"GradientBalancer: factored must be a bool, got {type(factored).__name__}")
         self.policy = policy
         self.model = model
         self.randomness = randomness
+        self.factored = bool(factored)
         self._named = [(k, p) for k, p in model.named_parameters() if p.requires_grad]
         if not self._named:
             raise ValueError("GradientBalancer: model has no parameter with requires_grad=True")
@@ -262,9 +277,16 @@ class GradientBalancer:
         self._buf: torch.Tensor | None = None
         self._view: Any = None
         # per-example gradients by the Linear-layer trick when every trained parameter is a Linear's
-        linear = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
-        owned = {id(p) for m in linear for p in (m.weight, m.bias) if p is not None}
-        self._linear = linear if all(id(p) in owned for _, p in self._named) else None
+        # (each trained Linear fully trained, no parameter shared between layers; else vmap)
+        trained = set(self._ids)
+        linear = [m for m in model.modules() if isinstance(m, torch.nn.Linear)
+                  and any(id(p) in trained for p in (m.weight, m.bias) if p is not None)]
+        owned = [id(p) for m in linear for p in (m.weight, m.bias) if p is not None]
+        ok = (sorted(owned) == sorted(trained) and len(set(owned)) == len(owned))
+        self._linear = linear if ok else None
+        offsets = dict(zip(self._ids, np.cumsum([0] + self._sizes[:-1]).tolist()))
+        self._offsets = {id(m): (offsets.get(id(m.weight)), None if m.bias is None else offsets.get(id(m.bias)))
+                         for m in (self._linear or [])}
 
     def __repr__(self) -> str:
         return f"GradientBalancer(policy={self.policy!r}, dim={self.dim})"
@@ -356,16 +378,16 @@ class GradientBalancer:
         if isinstance(declared, str) and declared != reduction:
             raise ValueError(f"GradientBalancer.backward: loss_fn has reduction={declared!r} but "
                              f"reduction={reduction!r} was passed; pass reduction={declared!r}")
+        pos = self.policy.position
         if indices is None:
             _check_served(self.policy, B, "backward")
-            pos = self.policy.position
-            indices = self.policy.order[pos:pos + B]
+            idx = expected = self.policy.order[pos:pos + B]
         elif len(indices) != B:
             raise ValueError(f"GradientBalancer.backward: {len(indices)} indices for a batch of {B}")
-        idx = np.asarray(indices.detach().cpu() if torch.is_tensor(indices) else indices, dtype=np.int64)
-        pos = self.policy.position
-        expected = self.policy.order[pos:pos + B]
-        if not np.array_equal(idx, expected):  # refuse before the backward touches .grad
+        else:
+            idx = np.asarray(indices.detach().cpu() if torch.is_tensor(indices) else indices, dtype=np.int64)
+            expected = self.policy.order[pos:pos + B]
+        if idx is not expected and not np.array_equal(idx, expected):  # refuse before .grad is touched
             raise ValueError(f"GradientBalancer.backward: indices {idx.tolist()} are not the policy's next "
                              f"units {expected.tolist()} (positions {pos}.. of epoch {self.policy.epoch}); "
                              "observe is called in the policy's order")
@@ -375,12 +397,17 @@ class GradientBalancer:
         filled = flat is not None
         if flat is None:
             flat, loss = self._per_example_vmap(loss_fn, inputs, targets, B, reduction)
+        observe_step = getattr(self.policy, "observe_step", None)
+        if filled and observe_step is None and self.factored and isinstance(flat, FactoredGrads):
+            self.policy._observe_checked(idx, flat)  # the MLP fast path: detached factors, no graph
+            return loss.detach()
         with torch.no_grad():
-            observe_step = getattr(self.policy, "observe_step", None)
+            if isinstance(flat, FactoredGrads):
+                flat = flat.materialize()
             if observe_step is not None:  # CD-GraB: every rank's per-example gradients of this step
                 observe_step(idx, flat)
-            else:
-                self.policy.observe_many(idx, flat)
+            else:  # observe_many, the indices already checked above
+                self.policy._observe_checked(idx, flat)
             if filled:
                 return loss.detach()
             mean = flat.mean(dim=0) if reduction == "mean" else flat.sum(dim=0)
@@ -425,7 +452,9 @@ class GradientBalancer:
         A forward hook keeps each layer's input a_b and puts a tensor hook on its output z that
         captures dL/dz while the normal backward runs (which also fills ``.grad``). Then
         grad_W f_b = s dL/dz_b (x) a_b and grad_bias f_b = s dL/dz_b (summed over extra token
-        dimensions), with s = B for a mean loss and 1 for a sum (Goodfellow 2015). Returns
+        dimensions), with s = B for a mean loss and 1 for a sum (Goodfellow 2015). With 2-D
+        layer inputs (MLPs) the gradients are returned as :class:`FactoredGrads` (the factors a,
+        dL/dz and s, nothing materialised); with token dimensions as the (B, d) matrix. Returns
         (None, None) without any backward when a layer is unused, called twice or sees another
         batch size (the caller then uses vmap).
         """
@@ -458,6 +487,15 @@ class GradientBalancer:
             raise ValueError("GradientBalancer.backward: loss_fn must return a scalar (a reduced loss), "
                              f"got {type(loss).__name__} of shape {tuple(getattr(loss, 'shape', ()))}")
         loss.backward()
+        scale = float(B) if reduction == "mean" else 1.0  # dL/dz of a mean loss is (1/B) df_b/dz_b
+        if all(acts[m].ndim == 2 for m in mods):  # MLP: rank-one factors, nothing materialised here
+            layers = []
+            for m in mods:
+                a, gz = acts[m], gouts.get(m)
+                if gz is None:  # output not on the loss's path: zero gradients
+                    gz = torch.zeros(B, m.out_features, dtype=a.dtype, device=a.device)
+                layers.append((a, gz.detach(), *self._offsets[id(m)]))
+            return FactoredGrads(layers, self.dim, scale), loss
         p0 = self._named[0][1]
         flat = torch.empty(B, self.dim, dtype=p0.dtype, device=p0.device)
         where = dict(zip(self._ids, flat.split(self._sizes, dim=1)))  # column blocks, one per parameter

@@ -1,0 +1,227 @@
+"""Per-example gradients of Linear layers kept as factors, so GraB balances them without materialising.
+
+For a ``torch.nn.Linear`` layer z = W a + bias, the gradient of example b is rank one,
+
+    grad_W f_b = s * dz_b (x) a_b,      grad_bias f_b = s * dz_b
+
+(Goodfellow 2015; dz_b = dL/dz_b from the ordinary backward, s = B for a mean loss). Everything the
+balancing walk needs is then a small product of the factors (Gram-matrix trick of per-example
+gradient norms, e.g. Rochette et al. 2019):
+
+    <g_b, g_j> = sum_layers (dz_b . dz_j) (a_b . a_j + 1[bias])            (a B x B matrix)
+    <v, g_b>   = sum_layers dz_b^T V a_b + dz_b . v_bias                     (v any d-vector)
+    v += sum_b e_b g_b  =  v_W += (e * dz)^T a,  v_bias += dz^T e            (one matmul per layer)
+
+so a block of B examples costs a few matmuls of the factors and a walk on a B x B matrix instead
+of B row operations on a (B, d) buffer. :class:`FactoredGrads` holds the factors; the policies'
+``observe_factored`` (:mod:`.orderings`) uses it. The walk's signs are those of the row-by-row walk
+in exact arithmetic; in floating point they can differ only where <s_b, c_b> is zero to rounding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+__all__ = ["FactoredGrads"]
+
+
+class FactoredGrads:
+    """B per-example gradients of Linear layers as their factors (activations, output gradients).
+
+    Parameters
+    ----------
+    layers : sequence of (a, dz, w_offset, bias_offset)
+        Per layer: inputs ``a`` (B, in), output gradients ``dz`` (B, out), the offset of the
+        weight's out x in block (row-major, as ``W.reshape(-1)``) in the flat d-vector, and the
+        offset of the bias block or ``None`` for a layer without bias.
+    dim : int
+        d, the length of the flat gradient (every trained parameter must be covered by a layer).
+    scale : float, default 1.0
+        Multiplies every gradient (B for a mean-reduced loss, whose dz carries 1/B).
+
+    Examples
+    --------
+    >>> a, dz = torch.ones(2, 3), torch.tensor([[1.0], [2.0]])
+    >>> F = FactoredGrads([(a, dz, 0, 3)], dim=4)
+    >>> F.materialize().tolist()
+    [[1.0, 1.0, 1.0, 1.0], [2.0, 2.0, 2.0, 2.0]]
+    >>> F.gram().tolist()
+    [[4.0, 8.0], [8.0, 16.0]]
+    """
+
+    def __init__(self, layers: Sequence[tuple], dim: int, scale: float = 1.0):
+        if not layers:
+            raise ValueError("FactoredGrads: layers must hold at least one (a, dz, w_offset, bias_offset)")
+        B = layers[0][0].shape[0]
+        for a, dz, _, _ in layers:
+            if a.ndim != 2 or dz.ndim != 2 or a.shape[0] != B or dz.shape[0] != B:
+                raise ValueError(f"FactoredGrads: every layer needs a (B, in) and dz (B, out) with B = {B}, "
+                                 f"got {tuple(a.shape)} and {tuple(dz.shape)}")
+        self.layers = [(a, dz, int(w), None if b is None else int(b)) for a, dz, w, b in layers]
+        self.dim, self.batch, self.scale = int(dim), int(B), float(scale)
+        self._numpy = isinstance(layers[0][0], np.ndarray)
+        self.dtype = layers[0][0].dtype
+        self.device = None if self._numpy else layers[0][0].device
+        #: (dim, (in, out, weight offset, bias offset) per layer): blocks with one layout can be stacked
+        self.layout = (self.dim,) + tuple((a.shape[1], dz.shape[1], w, b) for a, dz, w, b in self.layers)
+
+    def __repr__(self) -> str:
+        return f"FactoredGrads(batch={self.batch}, dim={self.dim}, layers={len(self.layers)})"
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.batch, self.dim)
+
+    def to(self, dtype: torch.dtype, device: torch.device | str | None = None) -> FactoredGrads:
+        """The same gradients as torch factors in ``dtype`` (the scale folded into dz)."""
+        layers = [(torch.as_tensor(a).to(dtype=dtype, device=device),
+                   torch.as_tensor(dz).to(dtype=dtype, device=device) * self.scale, w, b)
+                  for a, dz, w, b in self.layers]
+        return FactoredGrads(layers, self.dim, 1.0)
+
+    def host64(self) -> FactoredGrads:
+        """The same gradients as numpy float64 factors (views of one converted buffer), for a host
+        state: numpy's small float64 matmuls dispatch several times faster than torch's here."""
+        if self._numpy:
+            layers = [(a.astype(np.float64), dz.astype(np.float64), w, b) for a, dz, w, b in self.layers]
+            return FactoredGrads(layers, self.dim, self.scale)
+        parts = [t for a, dz, _, _ in self.layers for t in (a, dz)]
+        buf = torch.cat(parts, dim=1).detach().to(device="cpu", dtype=torch.float64).numpy()  # one conversion
+        layers, col = [], 0
+        for a, dz, w, b in self.layers:
+            n_in, n_out = a.shape[1], dz.shape[1]
+            layers.append((buf[:, col:col + n_in], buf[:, col + n_in:col + n_in + n_out], w, b))
+            col += n_in + n_out
+        return FactoredGrads(layers, self.dim, self.scale)
+
+    def slice(self, start: int, stop: int) -> FactoredGrads:
+        """Examples ``start:stop`` (views of the factors)."""
+        return FactoredGrads([(a[start:stop], dz[start:stop], w, b) for a, dz, w, b in self.layers],
+                             self.dim, self.scale)
+
+    def template(self) -> torch.Tensor:
+        """An uninitialised d-vector of the factors' dtype and device (fixes a state's library)."""
+        if self._numpy:
+            return np.empty(self.dim, dtype=self.dtype)
+        return torch.empty(self.dim, dtype=self.dtype, device=self.device)
+
+    # the products below use only operations numpy arrays and torch tensors share
+    def gram(self):
+        """<g_b, g_j> for all pairs, shape (B, B)."""
+        K = None
+        for a, dz, _, b in self.layers:
+            ka = a @ a.T
+            if b is not None:
+                ka += 1.0
+            ka *= dz @ dz.T
+            K = ka if K is None else K.__iadd__(ka)
+        return K * (self.scale * self.scale) if self.scale != 1.0 else K
+
+    def dots(self, V):
+        """<v_k, g_b> for the rows v_k of V (k, d), shape (k, B)."""
+        out = None
+        k = V.shape[0]
+        for a, dz, w, b in self.layers:
+            n_out, n_in = dz.shape[1], a.shape[1]
+            t = ((dz @ V[:, w:w + n_out * n_in].reshape(k, n_out, n_in)) * a).sum(2)  # dz_b^T V_k a_b
+            if b is not None:
+                t += V[:, b:b + n_out] @ dz.T
+            out = t if out is None else out.__iadd__(t)
+        return out * self.scale if self.scale != 1.0 else out
+
+    def add_to(self, vs, coef) -> None:
+        """vs[k] += sum_b coef[k, b] g_b in place, for d-vectors vs[k] and coef of shape (k, B)."""
+        C = coef * self.scale if self.scale != 1.0 else coef
+        for a, dz, w, b in self.layers:
+            n_out, n_in = dz.shape[1], a.shape[1]
+            E = C[:, :, None] * dz  # (k, B, out)
+            upd = E.swapaxes(1, 2) @ a  # (k, out, in): sum_b coef_kb dz_b (x) a_b
+            if b is not None:
+                bias = E.sum(1)
+            for i, v in enumerate(vs):
+                vw = v[w:w + n_out * n_in].reshape(n_out, n_in)  # a view of the contiguous state
+                vw += upd[i]
+                if b is not None:
+                    v[b:b + n_out] += bias[i]
+
+    def materialize(self):
+        """The (B, d) matrix of the gradients (the row walk's input)."""
+        if self._numpy:
+            out = np.zeros((self.batch, self.dim), dtype=self.dtype)
+        else:
+            out = torch.zeros(self.batch, self.dim, dtype=self.dtype, device=self.device)
+        for a, dz, w, b in self.layers:
+            n_out, n_in = dz.shape[1], a.shape[1]
+            dzs = dz * self.scale if self.scale != 1.0 else dz
+            block = out[:, w:w + n_out * n_in].reshape(self.batch, n_out, n_in)  # a view of out
+            if self._numpy:
+                np.multiply(dzs[:, :, None], a[:, None, :], out=block)
+            else:
+                torch.mul(dzs[:, :, None], a[:, None, :], out=block)
+            if b is not None:
+                out[:, b:b + n_out] = dzs
+        return out
+
+    def row(self, b: int):
+        """The d-vector g_b."""
+        return self.slice(b, b + 1).materialize()[0]
+
+
+class FactorWindow:
+    """Consecutive host blocks of :class:`FactoredGrads` collected in one float64 buffer.
+
+    GraB's walk over the examples of a window is the same sequence of signs whichever way the
+    window is cut into blocks (the state carries everything between blocks), so balancing ``rows``
+    examples at once replaces ``rows / B`` rounds of small products by one round of larger ones.
+    Memory: ``rows * sum_layers (in + out)`` floats (the factors only, never a (rows, d) matrix).
+    """
+
+    def __init__(self, rows: int):
+        self.rows = int(rows)
+        self.count = 0
+        self._buf: np.ndarray | None = None
+        self._scale = np.ones(self.rows)
+        self._key: tuple | None = None
+        self._indices: list[np.ndarray] = []
+
+    def fits(self, F: FactoredGrads) -> bool:
+        """Whether ``F`` can join the pending blocks (same layers, room left)."""
+        return (self.count == 0 or F.layout == self._key) and self.count + F.batch <= self.rows
+
+    def append(self, indices: np.ndarray, F: FactoredGrads) -> None:
+        """Copy ``F``'s factors (converted to float64) into the buffer; ValueError on NaN / inf."""
+        key = F.layout
+        cols = sum(n_in + n_out for n_in, n_out, _, _ in key[1:])
+        if self._buf is None or self._buf.shape[1] != cols:
+            self._buf = np.empty((self.rows, cols))
+        if self.count == 0:
+            self._key = key
+        B, r = F.batch, self.count
+        if F._numpy:
+            block = np.concatenate([t for a, dz, _, _ in F.layers for t in (a, dz)], axis=1)
+        else:
+            block = torch.cat([t for a, dz, _, _ in F.layers for t in (a, dz)], dim=1)
+            block = (block if block.device.type == "cpu" and not block.requires_grad else block.detach().cpu()).numpy()
+        if not np.isfinite(float(block.sum())):
+            raise ValueError("grads contain NaN or inf")
+        self._buf[r:r + B] = block
+        self._scale[r:r + B] = F.scale
+        self._indices.append(indices)
+        self.count += B
+
+    def take(self) -> tuple[np.ndarray, FactoredGrads]:
+        """The pending examples' indices and gradients (float64 views of the buffer, scales
+        applied); the window is empty afterwards."""
+        n, buf = self.count, self._buf
+        layers, col = [], 0
+        for n_in, n_out, w, b in self._key[1:]:
+            dz = buf[:n, col + n_in:col + n_in + n_out]
+            dz *= self._scale[:n, None]
+            layers.append((buf[:n, col:col + n_in], dz, w, b))
+            col += n_in + n_out
+        indices = np.concatenate(self._indices)
+        self.count, self._indices = 0, []
+        return indices, FactoredGrads(layers, self._key[0], 1.0)
