@@ -10,8 +10,9 @@ solver, :class:`BrinkmanSpectralNS` (pseudo-spectral Navier-Stokes with Brinkman
 the surrogate that produced them.
 
 Reconstructed here (the paper's full text was not available; details from a third-party summary):
-the car-body family replaces DrivAerNet++, the in-package solver at Re 50 replaces OpenFOAM RANS, a voxel
-CNN replaces the MeshGraphNet surrogate, sizes are CPU-sized; see docs/inverse3d.md.
+the car-body family replaces DrivAerNet++, the in-package solver at Re 50 replaces OpenFOAM RANS, the
+MeshGraphNet surrogate is a small message-passing GNN (:class:`MeshDragGNN`; a voxel CNN is the compared
+alternative), sizes are CPU-sized; see docs/inverse3d.md.
 
 Example
 -------
@@ -28,6 +29,7 @@ from neurips25.inverse3d.data import DesignSpace, SolveCache, build_dataset
 from neurips25.inverse3d.diffusion import LatentDiT, ObjectiveGuidedSampler, make_scheduler, train_dit
 from neurips25.inverse3d.ffd import FFDLattice
 from neurips25.inverse3d.mesh import export_mesh, largest_component, mesh_validity, occupancy_to_mesh, solid_mask
+from neurips25.inverse3d.meshgnn import MeshDragGNN, MeshGraph
 from neurips25.inverse3d.metrics import coverage, iou_matrix, novelty
 from neurips25.inverse3d.pgvae import PGVAE
 from neurips25.inverse3d.refine import TopologyPreservingRefiner
@@ -47,7 +49,7 @@ __all__ = [
     "CarBody", "CarBodyFamily", "sphere_sdf", "box_sdf", "ellipsoid_sdf", "voxelize", "surface_points",
     "occupancy_to_mesh", "mesh_validity", "export_mesh", "largest_component", "solid_mask",
     "PGVAE", "LatentDiT", "ObjectiveGuidedSampler", "make_scheduler", "train_dit",
-    "LatentDragHead", "VoxelDragCNN", "FFDLattice", "TopologyPreservingRefiner",
+    "LatentDragHead", "VoxelDragCNN", "MeshDragGNN", "MeshGraph", "FFDLattice", "TopologyPreservingRefiner",
     "CEMLatent", "GDLatent", "GPBOVoxelPCA", "novelty", "coverage", "iou_matrix",
     "DesignSpace", "SolveCache", "build_dataset",
 ]
