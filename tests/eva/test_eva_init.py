@@ -193,3 +193,13 @@ def test_non_finite_state_and_activations_rejected(base):
         broken.embeddings.word_embeddings.weight.fill_(float("nan"))
     with pytest.raises(ValueError, match="NaN or inf"):
         eva_state_dict(_lora(broken), _batches(), rho=1.0, progress=False)
+
+
+def test_too_few_rows_error_counts_rows(base):
+    # "dense" also matches BERT's pooler, which sees one row per sequence (8 per batch) < round(rho * r) = 32:
+    # the error says so in rows, instead of blaming the token mask
+    pm = peft.get_peft_model(copy.deepcopy(base), peft.LoraConfig(r=16, target_modules=["dense"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"pooler\.dense: at most 8 rows, needs 32"):
+            eva_state_dict(pm, _batches(4), rho=2.0, max_batches=4, progress=False)

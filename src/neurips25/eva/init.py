@@ -252,6 +252,7 @@ def eva_state_dict(
             done = dict.fromkeys(reps, False)
             rank_dist = dict(max_comp)
             history: list[int] = []
+            max_rows: dict[str, int] = {}  # most input rows any batch gave a group (for the error below)
 
             def fold(inputs: Mapping[str, torch.Tensor]) -> None:
                 nonlocal rank_dist
@@ -259,6 +260,7 @@ def eva_state_dict(
                     if done[r] or r not in inputs:
                         continue
                     x = inputs[r]
+                    max_rows[r] = max(max_rows.get(r, 0), x.shape[0])
                     if x.shape[0] < max_comp[r]:
                         continue  # too few unmasked tokens in this batch for k components
                     if not torch.isfinite(x).all():
@@ -302,8 +304,12 @@ def eva_state_dict(
 
     not_fitted = [r for r in reps if not pcas[r].fitted]
     if not_fitted:
-        raise ValueError(f"no batch had enough unmasked tokens for layers {not_fitted}; "
-                         "check attention_mask / labels or lower rank * rho")
+        detail = ", ".join(f"{r}: at most {max_rows.get(r, 0)} rows, needs {max_comp[r]}" for r in not_fitted[:4])
+        raise ValueError(f"no batch gave enough input rows for {len(not_fitted)} layer group(s) ({detail}); a "
+                         "batch must give a layer at least round(rho * r) rows (clamped to its input width): "
+                         "unmasked tokens for per-token layers (check attention_mask / labels), one row per "
+                         "sequence for per-sequence layers such as a pooler (use larger batches); or lower "
+                         "rank * rho")
     unconverged = [r for r in reps if not done[r]]
     if unconverged:
         warnings.warn(f"EVA stopped after max_batches={max_batches} with {len(unconverged)} layer groups "
