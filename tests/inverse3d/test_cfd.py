@@ -111,3 +111,30 @@ def test_divergence_is_reported_not_returned():
     occ = voxelize(box_sdf(C, (0.6, 0.6, 0.6)), ns.grid, ns.h)
     with pytest.raises(SolverDivergedError, match="diverged"):
         ns.solve(occ)
+
+
+def test_unrolled_drag_continues_the_solve_and_has_a_gradient(small_solver):
+    # from the converged flow, the differentiable unroll must reproduce the solver's drag (same discrete scheme)
+    ns = small_solver
+    occ = voxelize(sphere_sdf(C, 0.5), ns.grid, ns.h)
+    res = ns.solve(occ)
+    chi = torch.as_tensor(occ).requires_grad_(True)
+    drag, u = ns.unrolled_drag(chi, res.velocity, steps=10, average=5)
+    assert float(drag.detach()) == pytest.approx(res.drag, rel=0.02)
+    assert u.shape == (3, *ns.grid) and not u.requires_grad
+    drag.backward()
+    g = chi.grad.numpy()
+    assert np.isfinite(g).all()
+    # adding solid in the fluid next to the body raises drag ...
+    near = (occ == 0) & (np.abs(np.gradient(occ)).sum(0) > 0)
+    assert g[near].mean() > 0
+    # ... and the gradient matches a finite difference at one upstream cell next to the body
+    i = tuple(np.argwhere(near & (np.arange(ns.grid[0])[:, None, None] < 20))[0])
+    bumped = torch.as_tensor(occ).clone()
+    bumped[i] += 1e-5  # the penalisation is stiff (dt / eta = 1e3): stay in its linear range
+    fd = (float(ns.unrolled_drag(bumped, res.velocity, steps=10, average=5)[0]) - float(drag.detach())) / 1e-5
+    assert fd == pytest.approx(float(g[i]), rel=0.1)
+    with pytest.raises(ValueError, match="`u0` must have shape"):
+        ns.unrolled_drag(chi, res.velocity[:, :-1])
+    with pytest.raises(ValueError, match="`chi` must be a torch tensor"):
+        ns.unrolled_drag(occ, res.velocity)
