@@ -297,7 +297,7 @@ def run(scale, seed, out):
     claims[0].judge(ok1 and ctrl1 >= 1e-5, mech, summary=(
         f"max |mask knockout - explicit 4-D mask| {worst:.1e} (needs < 1e-5), empty set bit-identical "
         f"{all(v['empty_bit_identical'] for v in mech.values())}, edited rows < 1 "
-        f"{all(v['zero_rows_below_one'] for v in mech.values())}; control (delete the token) {ctrl1:.2f}"))
+        f"{all(v['zero_rows_below_one'] for v in mech.values())}; control (delete the token) {ctrl1:.1e}"))
 
     world = ShapesWorld(IMAGE_SIZE)
     seeds = [seed + i for i in range(cfg["n_seeds"])]
