@@ -5,7 +5,9 @@ single thread. Every variant runs its epochs interleaved with the anchor's, and 
 the ratio of median epoch times (absolute times on a shared machine are noisy). Targets: GraB epoch
 time <= 1.3x RR at batch 1 (issue 5) and, with per-example gradients, <= 1.5x RR at batch 32 (issue
 33); memory overhead O(d), reported in bytes. At batch 32 the MLP's per-example gradients come from
-the Linear-layer hooks of one ordinary backward (``GradientBalancer.backward``).
+the Linear-layer hooks of one ordinary backward (``GradientBalancer.backward``): by default as
+factors balanced through Gram matrices (the factored walk), and, as a second row, materialised
+and balanced by the bit-exact row walk (``factored=False``).
 
 Run: ``python benchmarks/perm_sgd.py [--epochs 5] [--batch 32]``
 """
@@ -49,8 +51,8 @@ class Variant:
         elif kind == "rr":
             self.policy = RandomReshuffling(n, seed=0)
             self.loader = DataLoader(ds, batch_size=batch, sampler=PermutationSampler(self.policy))
-        elif kind in ("grab", "pairgrab"):  # example-level order; per-example gradients when batch > 1
-            self.policy = (GraB if kind == "grab" else PairGraB)(n, seed=0)
+        elif kind in ("grab", "pairgrab", "grab-rows"):  # example-level order; per-example grads if batch > 1
+            self.policy = (PairGraB if kind == "pairgrab" else GraB)(n, seed=0)
             self.loader = DataLoader(ds, batch_size=batch, sampler=PermutationSampler(self.policy))
         elif kind == "grab-blocks":  # batch-level: the unit ordered is a fixed minibatch block
             blocks = make_blocks(n, batch, seed=0)
@@ -58,16 +60,17 @@ class Variant:
             self.loader = DataLoader(ds, batch_sampler=PermutationSampler(self.policy, blocks=blocks))
         else:
             raise ValueError(kind)
-        self.balancer = GradientBalancer(self.policy, self.model) if self.policy is not None and \
-            self.policy.uses_gradients else None
+        self.balancer = GradientBalancer(self.policy, self.model, factored=kind != "grab-rows") \
+            if self.policy is not None and self.policy.uses_gradients else None
         self.times: list[float] = []
+        self.cpu: list[float] = []
 
     def epoch(self) -> float:
         loss_fn = torch.nn.functional.cross_entropy
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         for x, y in self.loader:
             self.opt.zero_grad()
-            if self.balancer is not None and self.kind in ("grab", "pairgrab") and self.batch > 1:
+            if self.balancer is not None and self.kind in ("grab", "pairgrab", "grab-rows") and self.batch > 1:
                 self.balancer.backward(loss_fn, x, y)
             else:
                 loss_fn(self.model(x), y).backward()
@@ -76,6 +79,7 @@ class Variant:
             self.opt.step()
         dt = time.perf_counter() - t0
         self.times.append(dt)
+        self.cpu.append(time.thread_time() - c0)  # CPU time: less sensitive to a shared machine's load
         return dt
 
     def state_bytes(self) -> int:
@@ -85,7 +89,9 @@ class Variant:
         vecs = [getattr(p, a, None) for a in ("_s", "_m", "_acc", "_cache")]
         vec_bytes = sum(np.asarray(v.cpu() if hasattr(v, "cpu") else v).nbytes for v in vecs if v is not None)
         buf = self.balancer._buf
-        return vec_bytes + (buf.numel() * buf.element_size() if buf is not None else 0) + p._next.nbytes
+        win = getattr(p, "_window", None)  # the factored walk's window of layer factors
+        win_bytes = win._buf.nbytes if win is not None and win._buf is not None else 0
+        return vec_bytes + (buf.numel() * buf.element_size() if buf is not None else 0) + p._next.nbytes + win_bytes
 
 
 def main() -> None:
@@ -105,7 +111,8 @@ def main() -> None:
         1: [("RandomSampler (anchor)", "torch-rr"), ("PermutationSampler(RR)", "rr"), ("GraB", "grab"),
             ("PairGraB", "pairgrab")],
         32: [("RandomSampler (anchor)", "torch-rr"), ("PermutationSampler(RR)", "rr"),
-             ("GraB per-example (Linear hooks)", "grab"), ("PairGraB per-example (Linear hooks)", "pairgrab"),
+             ("GraB per-example (factored walk)", "grab"), ("GraB per-example (bit-exact rows)", "grab-rows"),
+             ("PairGraB per-example (factored)", "pairgrab"),
              ("GraB batch-level blocks", "grab-blocks")],
     }
     print(f"MLP 64-32-10 (d = {d} parameters), digits n = {n}, 1 thread, "
@@ -117,16 +124,19 @@ def main() -> None:
         for v in variants:  # warm-up (first vmap trace, allocator)
             v.epoch()
             v.times.clear()
+            v.cpu.clear()
         for _ in range(args.epochs):  # interleaved so load changes hit every variant alike
             for v in variants:
                 v.epoch()
-        anchor = np.median(variants[0].times)
-        print(f"\nbatch size {batch}: anchor median epoch {anchor * 1e3:.1f} ms")
-        print(f"  {'variant':36s} {'epoch ratio vs RR':>18s} {'target':>8s} {'extra state bytes':>18s}")
+        anchor, anchor_cpu = np.median(variants[0].times), np.median(variants[0].cpu)
+        print(f"\nbatch size {batch}: anchor median epoch {anchor * 1e3:.1f} ms wall, {anchor_cpu * 1e3:.1f} ms CPU")
+        print(f"  {'variant':36s} {'epoch ratio vs RR':>18s} {'CPU ratio':>10s} {'target':>8s} "
+              f"{'extra state bytes':>18s}")
         for v in variants:
             ratio = np.median(v.times) / anchor
+            cpu_ratio = np.median(v.cpu) / anchor_cpu
             target = {"grab": "<= 1.5" if batch > 1 else "<= 1.3", "grab-blocks": "<= 1.3"}.get(v.kind, "")
-            print(f"  {v.name:36s} {ratio:18.2f} {target:>8s} {v.state_bytes():18d}")
+            print(f"  {v.name:36s} {ratio:18.2f} {cpu_ratio:10.2f} {target:>8s} {v.state_bytes():18d}")
     print(f"\nreference sizes: d = {d} -> one float32 d-vector = {4 * d} bytes; an n x d float32 buffer "
           f"(greedy herding) = {4 * n * d} bytes")
 

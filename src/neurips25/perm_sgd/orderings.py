@@ -663,6 +663,12 @@ class GraB(_Balancer):
     the order arrays; no n x d buffer. The first epoch is a random permutation; as in the reference
     implementation, its balance uses m = 0 because no stale mean exists yet.
 
+    :meth:`observe_factored` (Linear-layer factors, what ``GradientBalancer.backward`` feeds for
+    MLPs) collects host blocks in a window of ``factor_window`` examples (128; float64 copies of
+    the factors, ``factor_window * sum(in + out)`` floats) and walks each window from its Gram
+    matrix: the walk's state lags by less than one window and is complete at the end of every
+    epoch and before any other ``observe`` call.
+
     Examples
     --------
     >>> import numpy as np
