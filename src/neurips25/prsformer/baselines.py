@@ -434,7 +434,7 @@ def ldpred_inf(beta_hat, R_blocks, n: int, h2: float) -> np.ndarray:
     --------
     >>> R = np.array([[1.0, 0.5], [0.5, 1.0]])
     >>> ldpred_inf(np.array([0.2, 0.1]), [(np.array([0, 1]), R)], n=100, h2=0.5).round(4).tolist()
-    [0.1667, 0.0128]
+    [0.19, 0.0048]
     """
     if n < 1 or not 0 < h2 <= 1:
         raise ValueError(f"`n` must be >= 1 and `h2` in (0, 1], got n={n}, h2={h2}")

@@ -144,9 +144,10 @@ def fit(model: torch.nn.Module, train: GenotypeDataset, val: GenotypeDataset, ep
     Examples
     --------
     >>> from neurips25.prsformer import LinearDosageModel, GenotypeDataset
+    >>> _ = torch.manual_seed(0)
     >>> g = torch.randint(0, 3, (64, 8)); y = (g[:, :1] > 1).float()
     >>> ds = GenotypeDataset(g.numpy(), y.numpy())
-    >>> fit(LinearDosageModel(8, 1), ds, ds, epochs=2, lr=0.05).best_val_auroc > 0.9
+    >>> fit(LinearDosageModel(8, 1), ds, ds, epochs=10, lr=0.05, batch_size=16).best_val_auroc > 0.9
     True
     """
     train, val = _check_dataset(train, "train"), _check_dataset(val, "val")
