@@ -23,7 +23,8 @@ Public API
 - federated (:mod:`.federated`): :class:`RegularizedParticipation`, :class:`UniformParticipation`,
   :func:`fedavg`;
 - PyTorch (:mod:`.sampler`, needs the ``torch`` extra, imported on first use):
-  :class:`PermutationSampler`, :class:`GradientBalancer`, :func:`make_blocks`.
+  :class:`PermutationSampler`, :class:`GradientBalancer`, :func:`make_blocks`; per-example Linear
+  gradients as factors for the Gram-matrix walk: :class:`FactoredGrads` (:mod:`.factored`).
 
 Reconstructed: the paper's full text was not available; its assumption is implemented as the
 recursion phi_q <= A phi_{q-1} + B ||x_q - x_{q-1}|| + C (:func:`fit_dependence`) and the rates checked
@@ -54,7 +55,7 @@ from neurips25.perm_sgd.orderings import (
 from neurips25.perm_sgd.sgd import order_error, permuted_sgd, prefix_deviation
 from neurips25.perm_sgd.theory import fit_dependence, rate
 
-_TORCH_NAMES = ("PermutationSampler", "GradientBalancer", "make_blocks")
+_TORCH_NAMES = ("PermutationSampler", "GradientBalancer", "make_blocks", "FactoredGrads")
 
 __all__ = [
     "PermutationPolicy",
