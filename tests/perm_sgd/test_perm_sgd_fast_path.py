@@ -251,8 +251,8 @@ def test_factored_grab_matches_the_sequential_walk(balance, block):
     assert np.allclose(fac._m, seq._m, rtol=1e-12)
 
 
-@pytest.mark.parametrize("n", [61, 64])
-def test_factored_pairgrab_matches_the_sequential_walk(n):
+@pytest.mark.parametrize("n,block", [(61, 9), (64, 9), (301, 5)])  # 301 / 5: windows start at odd positions
+def test_factored_pairgrab_matches_the_sequential_walk(n, block):
     F = _random_factors(n, 3)
     G = F.materialize()
     seq, fac = PairGraB(n, seed=0), PairGraB(n, seed=0)
@@ -261,8 +261,8 @@ def test_factored_pairgrab_matches_the_sequential_walk(n):
         assert np.array_equal(a, b)
         for i in a:
             seq.observe(int(i), G[int(i)])
-        for start in range(0, n, 9):  # odd blocks: pairs straddle the blocks
-            fac.observe_factored(b[start:start + 9], _rows(F, b[start:start + 9]))
+        for start in range(0, n, block):  # odd blocks: pairs straddle the blocks and the windows
+            fac.observe_factored(b[start:start + block], _rows(F, b[start:start + block]))
     assert np.array_equal(seq.next_epoch(), fac.next_epoch())
 
 

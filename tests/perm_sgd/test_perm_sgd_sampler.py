@@ -99,6 +99,7 @@ def test_backward_per_example_matches_autograd(dataset, model):
     assert float(loss) == pytest.approx(float(ref_loss.detach()), rel=1e-6)
     assert policy.position == 6
     # 6 examples = 3 complete pairs; a 7th opens a pair whose cached gradient must be a copy of its own
+    policy._flush()  # the factored walk is deferred by up to factor_window examples
     assert policy._cache_index == -1
     e6 = order[6:7]
     model.zero_grad()
@@ -106,6 +107,7 @@ def test_backward_per_example_matches_autograd(dataset, model):
     model.zero_grad()
     torch.nn.functional.cross_entropy(model(X[e6]), y[e6]).backward()
     flat6 = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+    policy._flush()
     assert policy._cache_index == int(order[6])
     assert np.allclose(policy._cache, flat6.numpy(), atol=1e-6)
 

@@ -544,6 +544,8 @@ class _Balancer(PermutationPolicy):
     from both ends ("+" units forward from the left, "-" units backward from the right)."""
 
     uses_gradients = True
+    #: examples whose factored gradients are balanced together (the walk is deferred by < this many)
+    factor_window: int = 128
 
     def __init__(self, n: int, seed: int | None = None, proj_dim: int | None = None):
         super().__init__(n, seed)
@@ -558,6 +560,8 @@ class _Balancer(PermutationPolicy):
         self._placed = np.zeros(self.n, dtype=bool)
         self._left, self._right = 0, self.n - 1
         self._ready = False  # True when _next holds a complete reorder from the last epoch
+        self._window = None  # factored blocks not yet balanced (observe_factored)
+        self._window_pos = 0  # epoch position of the window's first unit
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n={self.n}, seed={self.seed}, proj_dim={self.proj_dim})"
@@ -574,6 +578,41 @@ class _Balancer(PermutationPolicy):
             p = self._rng.standard_normal((vec.shape[-1], self.proj_dim)) / np.sqrt(self.proj_dim)
             self._proj = _like(p, _zeros_like(vec))
         return vec @ self._proj
+
+    def _defer_factored(self, position: int, indices: np.ndarray, F: Any) -> None:
+        """Queue a factored block in the window (host state) or walk it now (accelerator state)."""
+        if not isinstance(self._s, np.ndarray):  # accelerator state: one block at a time, in torch
+            self._walk_factored(position, indices, F.to(self._s.dtype, self._s.device))
+            return
+        win = self._window
+        if win is None or win.rows != self.factor_window:
+            from neurips25.perm_sgd.factored import FactorWindow
+
+            self._flush()
+            win = self._window = FactorWindow(self.factor_window)
+        if not win.fits(F):
+            self._flush()
+        if F.batch > win.rows:
+            self._walk_factored(position, indices, F.host64())
+            return
+        if win.count == 0:
+            self._window_pos = position
+        try:
+            win.append(indices, F)
+        except ValueError as err:
+            raise ValueError(f"{type(self).__name__}.observe_factored: {err} (epoch {self.epoch})") from None
+        if win.count >= win.rows:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Balance the examples pending in the factor window (before any other use of the state)."""
+        win = self._window
+        if win is not None and win.count:
+            indices, F = win.take()
+            self._walk_factored(self._window_pos, indices, F)
+
+    def _walk_factored(self, position: int, indices: np.ndarray, F: Any) -> None:
+        raise NotImplementedError
 
     def _check_dot(self, dot: float) -> float:
         if not np.isfinite(dot):
@@ -694,7 +733,6 @@ class GraB(_Balancer):
         self._m = None  # stale mean of the previous epoch
         self._acc = None  # sum of this epoch's gradients (next epoch's stale mean)
         self._r2 = 0.0
-        self._window = None  # factored blocks not yet balanced (observe_factored)
 
     def __repr__(self) -> str:
         return (f"GraB(n={self.n}, seed={self.seed}, balance={self.balance!r}, c={self.c}, "
@@ -751,9 +789,6 @@ class GraB(_Balancer):
                 acc += g
         self._place_many(indices, plus)
 
-    #: examples whose factored gradients are balanced together (the walk is deferred by < this many)
-    factor_window: int = 128
-
     def _observe_factored(self, position: int, indices: np.ndarray, F: Any) -> None:
         if self.proj_dim is not None:  # the sketch needs the vectors themselves
             self._observe_many(position, indices, F.materialize())
@@ -763,35 +798,9 @@ class GraB(_Balancer):
         if self._s is None:
             t = F.template()
             self._s, self._acc, self._m = _zeros_like(t), _zeros_like(t), _zeros_like(t)
-        if not isinstance(self._s, np.ndarray):  # accelerator state: one block at a time, in torch
-            self._walk_factored(indices, F.to(self._s.dtype, self._s.device))
-            return
-        win = self._window
-        if win is None or win.rows != self.factor_window:
-            from neurips25.perm_sgd.factored import FactorWindow
+        self._defer_factored(position, indices, F)
 
-            self._flush()
-            win = self._window = FactorWindow(self.factor_window)
-        if not win.fits(F):
-            self._flush()
-        if F.batch > win.rows:
-            self._walk_factored(indices, F.host64())
-            return
-        try:
-            win.append(indices, F)
-        except ValueError as err:
-            raise ValueError(f"GraB.observe_factored: {err} (epoch {self.epoch})") from None
-        if win.count >= win.rows:
-            self._flush()
-
-    def _flush(self) -> None:
-        """Balance the examples pending in the factor window."""
-        win = getattr(self, "_window", None)
-        if win is not None and win.count:
-            indices, F = win.take()
-            self._walk_factored(indices, F)
-
-    def _walk_factored(self, indices: np.ndarray, F: Any) -> None:
+    def _walk_factored(self, position: int, indices: np.ndarray, F: Any) -> None:
         """The walk over a block from inner products only (F in the state's library and dtype)."""
         S, M, acc = self._s, self._m, self._acc
         host = isinstance(S, np.ndarray)
@@ -864,6 +873,7 @@ class PairGraB(_Balancer):
         self._cache_index = -1
 
     def _observe(self, position: int, index: int, vec: Any) -> None:
+        self._flush()
         g = self._prepare(vec)
         if self._s is None:
             self._s, self._cache = _zeros_like(g), _zeros_like(g)
@@ -886,6 +896,7 @@ class PairGraB(_Balancer):
         self._cache_index = -1
 
     def _observe_many(self, position: int, indices: np.ndarray, G: Any) -> None:
+        self._flush()
         B = len(indices)
         start = 0
         if position % 2 == 1:  # complete the pair left pending by the previous call
@@ -913,6 +924,14 @@ class PairGraB(_Balancer):
         if self.proj_dim is not None:
             self._observe_many(position, indices, F.materialize())
             return
+        if self._ref is None:
+            self._ref = _zeros_like(F.template()[:1])
+        if self._s is None:
+            t = F.template()
+            self._s, self._cache = _zeros_like(t), _zeros_like(t)
+        self._defer_factored(position, indices, F)
+
+    def _walk_factored(self, position: int, indices: np.ndarray, F: Any) -> None:
         B = len(indices)
         start = 0
         if position % 2 == 1:  # complete the pair left pending by the previous call
@@ -928,7 +947,8 @@ class PairGraB(_Balancer):
             S = self._s
             host = isinstance(S, np.ndarray)
             P = F.slice(start, start + 2 * n_pairs)
-            P = P.host64() if host else P.to(S.dtype, S.device)
+            if not P._numpy:
+                P = P.host64() if host else P.to(S.dtype, S.device)
             K, gs = P.gram(), P.dots(S[None])[0]
             if not host:
                 K, gs = (x.double().cpu().numpy() for x in (K, gs))
@@ -948,6 +968,7 @@ class PairGraB(_Balancer):
             self._observe(position + k, int(indices[k]), F.row(k))
 
     def _end_epoch(self, observed: int) -> None:
+        self._flush()
         if self._s is not None:
             _zero(self._s)
         self._cache_index = -1  # a pending unpaired unit is placed in the middle by _finish_reorder
