@@ -51,8 +51,9 @@ class Config:
     seeds: int = 2
     arms: tuple[str, ...] = ("plain", "bridge", "filler")
     # calibration (criterion 2 needs plain SFT in the 30-70 % band): with 2-3-operation ID problems plain SFT
-    # stayed near chance (0.20 at quick, v1), and 2-operation problems alone reached 0.19-0.25 in 600 SFT
-    # steps (dev runs); mixing 1- and 2-operation problems puts plain SFT in the band
+    # stayed near chance (0.20 at quick, v1), 2-operation problems alone reached 0.19-0.25 in 600 SFT steps
+    # (dev runs); the 1-2-operation mix gave 0.25 at quick (v2): the 1000-step base solves only ~26 % of
+    # 1-op problems (it needs ~2000 steps for ~83 %, docs), so `pretrain_steps` is the next knob to raise
     id_ops: tuple[int, int] = (1, 2)
     ood_ops: tuple[int, int] = (3, 4)
     mod: int = 7
