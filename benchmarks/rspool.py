@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--hub", type=int, default=2000, help="in-degree of the hub node")
+    parser.add_argument("--hub", type=int, default=500, help="in-degree of the hub node")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
