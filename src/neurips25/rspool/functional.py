@@ -192,11 +192,14 @@ class _RSPoolDense(torch.autograd.Function):
         h, num_iterations, alpha, eps = inputs
         ctx.mark_non_differentiable(*output[1:])
         ctx.save_for_backward(h, *output[1:])
+        ctx.set_materialize_grads(False)  # the iterates get no gradient: do not allocate zeros for them
         ctx.k, ctx.alpha, ctx.eps = num_iterations, alpha, eps
 
     @staticmethod
     @once_differentiable  # second derivatives would treat the saved iterates as constants: refuse them
-    def backward(ctx, g_out: Tensor, *_unused):
+    def backward(ctx, g_out: Tensor | None, *_unused):
+        if g_out is None:  # only the non-differentiable iterates were used downstream
+            return None, None, None, None
         k, alpha, eps = ctx.k, ctx.alpha, ctx.eps
         h, s, z, sigma, *rest = ctx.saved_tensors
         vs, us, ws, ns = rest[:k + 1], rest[k + 1:2 * k + 1], rest[2 * k + 1:3 * k + 1], rest[3 * k + 1:]
