@@ -290,12 +290,7 @@ def fit_penalized_logistic(train_dosages, train_labels, val_dosages, val_labels,
     L = d.shape[1]
     n_cov = X.shape[1] - L
     W, b = logistic_path(X, y, lambdas, PENALTY_L1_RATIO[penalty], n_unpenalized=n_cov, n_iter=n_iter)
-    best_w, best_b, chosen = np.zeros((X.shape[1], y.shape[1])), np.zeros(y.shape[1]), []
-    for t in range(y.shape[1]):
-        aucs = [_score_on_val(Xv, W[:, t, k], yv[:, t]) for k in range(len(lambdas))]
-        k = int(np.argmax(aucs))
-        best_w[:, t], best_b[t] = W[:, t, k], b[t, k]
-        chosen.append({"lambda": float(lambdas[k]), "val_auroc": aucs[k]})
+    best_w, best_b, chosen = _pick_per_task(W, b, Xv, yv, lambdas)
     return LinearScore(best_w[:L], best_b, best_w[L:], freq, chosen)
 
 
@@ -354,12 +349,7 @@ def fit_pair_ridge(train_dosages, train_labels, val_dosages, val_labels, pairs,
     if tc is not None:
         X, Xv = np.hstack([X, tc]), np.hstack([Xv, vc])
     W, b = logistic_path(X, y, lambdas, 0.0, n_unpenalized=X.shape[1] - n_feat, n_iter=n_iter)
-    best_w, best_b, chosen = np.zeros((X.shape[1], y.shape[1])), np.zeros(y.shape[1]), []
-    for t in range(y.shape[1]):
-        aucs = [_score_on_val(Xv, W[:, t, k], yv[:, t]) for k in range(len(lambdas))]
-        k = int(np.argmax(aucs))
-        best_w[:, t], best_b[t] = W[:, t, k], b[t, k]
-        chosen.append({"lambda": float(lambdas[k]), "val_auroc": aucs[k]})
+    best_w, best_b, chosen = _pick_per_task(W, b, Xv, yv, lambdas)
     return PairScore(best_w[:n_feat], best_b, best_w[n_feat:], freq, pr, chosen)
 
 
@@ -507,6 +497,17 @@ def ldpred_gibbs(beta_hat, R_blocks, n: int, h2, p, n_iter: int = 100, burn_in: 
                     acc[j] += prob * mu
         mean[idx] = acc / (n_iter - burn_in)
     return mean[:, 0] if squeeze else mean
+
+
+def _pick_per_task(W, b, Xv, yv, lambdas):
+    """Per task, the path point with the best validation AUROC: weights ``[p, T]``, biases ``[T]``, choices."""
+    best_w, best_b, chosen = np.zeros((W.shape[0], W.shape[1])), np.zeros(W.shape[1]), []
+    for t in range(W.shape[1]):
+        aucs = [_score_on_val(Xv, W[:, t, k], yv[:, t]) for k in range(len(lambdas))]
+        k = int(np.argmax(aucs))
+        best_w[:, t], best_b[t] = W[:, t, k], b[t, k]
+        chosen.append({"lambda": float(lambdas[k]), "val_auroc": aucs[k]})
+    return best_w, best_b, chosen
 
 
 def _score_on_val(z, w, y):

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import time
 from pathlib import Path
 
@@ -359,7 +360,7 @@ def _run(cfg: Config, seed: int, out: Path) -> Outcome:
 
     _figure(rule3, rule4a, out)
     table = {n: {p: {k: float(np.mean([r[p][k] for r in runs if k in r[p]])) for k in runs[0][p]
-                     if isinstance(runs[0][p][k], (int, float))}
+                     if isinstance(runs[0][p][k], numbers.Real)}
                  for p in runs[0]} for n, runs in raw.items()}  # prbcd: mean over the seeds that ran it
     return Outcome([c1, c2, c3, c4],
                    metrics={"table": table, "per_seed": raw, "config": dataclasses.asdict(cfg), "seeds": seeds,
