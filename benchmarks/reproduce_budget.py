@@ -27,14 +27,28 @@ DEMO_BUDGET_S = 75 * 60
 
 
 def elapsed_s(results: dict[str, dict], config: dict) -> float | None:
-    """Wall time of the whole run: from the run directory's creation to the last unit's end (units that ran in
-    parallel overlap, so this is less than the sum of their wall times)."""
-    try:
-        start = dt.datetime.fromisoformat(config["created"])
-        end = max(dt.datetime.fromisoformat(r["finished_at"]) for r in results.values())
-    except (KeyError, ValueError, TypeError):
+    """Wall time of the whole run: the length of the union of the units' [finish - wall, finish] intervals.
+
+    Units that ran in parallel overlap, so this is less than the sum of their wall times; a directory that
+    was partly re-run later (``--force``) does not count the gap between the two runs, which measuring from
+    the directory's creation did."""
+    intervals = []
+    for r in results.values():
+        try:
+            end = dt.datetime.fromisoformat(r["finished_at"]).timestamp()
+            intervals.append((end - float(r["wall_s"]), end))
+        except (KeyError, ValueError, TypeError):
+            return None
+    if not intervals:
         return None
-    return (end - start).total_seconds()
+    total, cur_start, cur_end = 0.0, *sorted(intervals)[0]
+    for start, end in sorted(intervals)[1:]:
+        if start > cur_end:
+            total += cur_end - cur_start
+            cur_start, cur_end = start, end
+        else:
+            cur_end = max(cur_end, end)
+    return total + cur_end - cur_start
 
 
 def table(results: dict[str, dict], elapsed: float | None = None) -> tuple[list[str], bool]:
