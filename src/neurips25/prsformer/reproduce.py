@@ -11,7 +11,8 @@ true interacting products) shows the learnable ceiling at each N, and the *no-at
 Claims (criteria fixed in issue 31 and here before any v2 run; AUROC = mean test AUROC over the 6
 diseases; "best linear" = the best of L1 / L2 / elastic-net logistic and the linear dosage model, each
 tuned on validation, chosen by test AUROC, which favours the baseline; 95 % intervals are paired
-bootstraps over test individuals, and over replicate cohorts at paper scale):
+bootstraps over test individuals of one seed's cohort; paper scale runs 3 seeds, one cohort each,
+judged per seed and combined by the runner; ``n_repeats`` > 1 averages cohorts inside one run instead):
 
   c1 exactness   (check) our neighborhood attention equals dense attention with NATTEN's mask
                  (<= 1e-5, outputs and gradients)
@@ -102,8 +103,11 @@ SCALES = {
     Scale.PAPER: Config(n_snps=256, sizes=(1000, 4000, 16000), n_val=2000, n_test=4000, n_minor=3000,
                         chromosome_length=5e5, d_model=16, n_heads=2, d_ff=32, kernel_size=9,
                         dilations=(1, 4), epochs=12, patience=3, batch_size=128, lr=2e-3, weight_decay=0.05,
-                        ldpred_iter=100, n_repeats=3),
+                        ldpred_iter=100),
 }
+# Paper scale is run as 3 seeds, one replicate cohort each (``--seeds 0,1,2``): each seed is its own
+# unit of the runner, so a run cut short keeps the seeds that finished (one seed is ~22 CPU-minutes).
+
 
 
 def check_exactness(seed: int) -> dict:
