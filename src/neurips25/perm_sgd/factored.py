@@ -20,6 +20,7 @@ in exact arithmetic; in floating point they can differ only where <s_b, c_b> is 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -63,10 +64,24 @@ class FactoredGrads:
         self.layers = [(a, dz, int(w), None if b is None else int(b)) for a, dz, w, b in layers]
         self.dim, self.batch, self.scale = int(dim), int(B), float(scale)
         self._numpy = isinstance(layers[0][0], np.ndarray)
+        #: per layer, a with a column of ones appended (biased layers of a FactorWindow), or None
+        self._aug: list | None = None
         self.dtype = layers[0][0].dtype
         self.device = None if self._numpy else layers[0][0].device
         #: (dim, (in, out, weight offset, bias offset) per layer): blocks with one layout can be stacked
         self.layout = (self.dim,) + tuple((a.shape[1], dz.shape[1], w, b) for a, dz, w, b in self.layers)
+
+    @classmethod
+    def _trusted(cls, layers: list, layout: tuple, scale: float) -> FactoredGrads:
+        """Build without the checks, for callers whose factors match ``layout`` by construction."""
+        F = cls.__new__(cls)
+        a0 = layers[0][0]
+        F.layers, F.dim, F.batch, F.scale, F.layout = layers, layout[0], int(a0.shape[0]), scale, layout
+        F._numpy = isinstance(a0, np.ndarray)
+        F._aug = None
+        F.dtype = a0.dtype
+        F.device = None if F._numpy else a0.device
+        return F
 
     def __repr__(self) -> str:
         return f"FactoredGrads(batch={self.batch}, dim={self.dim}, layers={len(self.layers)})"
@@ -171,44 +186,88 @@ class FactoredGrads:
 
 
 class FactorWindow:
-    """Consecutive host blocks of :class:`FactoredGrads` collected in one float64 buffer.
+    """Consecutive host blocks of :class:`FactoredGrads` collected in one buffer.
 
     GraB's walk over the examples of a window is the same sequence of signs whichever way the
     window is cut into blocks (the state carries everything between blocks), so balancing ``rows``
     examples at once replaces ``rows / B`` rounds of small products by one round of larger ones.
-    Memory: ``rows * sum_layers (in + out)`` floats (the factors only, never a (rows, d) matrix).
+    A block is copied as it arrives (CPU float tensors: one ``torch.cat`` into the window's rows,
+    in their own dtype) and checked for NaN / inf; :meth:`take` converts the window to float64
+    and applies the scales in one pass. Memory: ``2 * rows * sum_layers (in + out)`` floats (the
+    factors only, never a (rows, d) matrix).
     """
 
     def __init__(self, rows: int):
         self.rows = int(rows)
         self.count = 0
-        self._buf: np.ndarray | None = None
-        self._scale = np.ones(self.rows)
         self._key: tuple | None = None
+        self._kind: tuple | None = None  # (torch dtype or None) of the raw buffer
+        self._raw: torch.Tensor | np.ndarray | None = None  # (rows, cols) as the blocks arrive
+        self._raw_np: np.ndarray | None = None  # numpy view of _raw
+        self._rows_at: dict = {}  # (first row, B) -> the torch view torch.cat writes into
+        self._buf: np.ndarray | None = None  # (rows, cols) float64: what take() hands out
+        self._cols: list[tuple[int, int, int]] = []  # per layer: first column of a, of dz, end
+        self._blocks: list[tuple[int, int, float]] = []  # (first row, B, scale) per pending block
+        self._ones: dict = {}  # B -> a (B, 1) column of ones in the buffer's dtype
         self._indices: list[np.ndarray] = []
 
     def fits(self, F: FactoredGrads) -> bool:
         """Whether ``F`` can join the pending blocks (same layers, room left)."""
-        return (self.count == 0 or F.layout == self._key) and self.count + F.batch <= self.rows
+        return (self.count == 0 or (F.layout == self._key and _kind(F) == self._kind)) \
+            and self.count + F.batch <= self.rows
+
+    def _layout(self, key: tuple, kind: tuple) -> None:
+        # per layer: a, then a column of ones when the layer has a bias, then dz
+        cols, col = [], 0
+        for n_in, n_out, _, b in key[1:]:
+            one = b is not None
+            cols.append((col, col + n_in + one, col + n_in + one + n_out))
+            col += n_in + one + n_out
+        if self._buf is None or self._buf.shape[1] != col or kind != self._kind:
+            self._buf = np.empty((self.rows, col))
+            if kind[0] is None:
+                self._raw = self._raw_np = self._buf  # numpy or other factors: converted on arrival
+            else:
+                self._raw = torch.empty((self.rows, col), dtype=kind[0])
+                self._raw_np = self._raw.numpy()
+            self._rows_at, self._ones = {}, {}
+        self._key, self._kind, self._cols = key, kind, cols
+
+    def _parts(self, F: FactoredGrads, torch_kind: bool) -> list:
+        """The blocks of one window row block, in column order (ones columns included)."""
+        ones = self._ones.get(F.batch)
+        if ones is None:
+            ones = self._ones[F.batch] = (torch.ones(F.batch, 1, dtype=self._kind[0]) if torch_kind
+                                          else np.ones((F.batch, 1)))
+        parts = []
+        for a, dz, _, b in F.layers:
+            parts += (a, ones, dz) if b is not None else (a, dz)
+        return parts
 
     def append(self, indices: np.ndarray, F: FactoredGrads) -> None:
-        """Copy ``F``'s factors (converted to float64) into the buffer; ValueError on NaN / inf."""
-        key = F.layout
-        cols = sum(n_in + n_out for n_in, n_out, _, _ in key[1:])
-        if self._buf is None or self._buf.shape[1] != cols:
-            self._buf = np.empty((self.rows, cols))
-        if self.count == 0:
-            self._key = key
+        """Copy ``F``'s factors into the window; ValueError on NaN / inf (the block is then not kept)."""
+        kind = _kind(F)
+        if self.count == 0 and (F.layout != self._key or kind != self._kind):
+            self._layout(F.layout, kind)
         B, r = F.batch, self.count
-        if F._numpy:
-            block = np.concatenate([t for a, dz, _, _ in F.layers for t in (a, dz)], axis=1)
+        src = self._raw_np[r:r + B]
+        if kind[0] is not None:  # CPU float tensors: one concatenation straight into the window
+            dst = self._rows_at.get((r, B))
+            if dst is None:
+                dst = self._rows_at[(r, B)] = self._raw[r:r + B]
+            parts = self._parts(F, True)
+            try:
+                torch.cat(parts, dim=1, out=dst)
+            except RuntimeError:  # factors that require grad
+                torch.cat([t.detach() for t in parts], dim=1, out=dst)
+        elif F._numpy:
+            np.concatenate(self._parts(F, False), axis=1, out=src)
         else:
-            block = torch.cat([t for a, dz, _, _ in F.layers for t in (a, dz)], dim=1)
-            block = (block if block.device.type == "cpu" and not block.requires_grad else block.detach().cpu()).numpy()
-        if not np.isfinite(float(block.sum())):
+            parts = [t.detach().cpu().numpy() if torch.is_tensor(t) else t for t in self._parts(F, False)]
+            np.concatenate(parts, axis=1, out=src)
+        if not math.isfinite(float(np.add.reduce(src, axis=None, dtype=np.float64))):
             raise ValueError("grads contain NaN or inf")
-        self._buf[r:r + B] = block
-        self._scale[r:r + B] = F.scale
+        self._blocks.append((r, B, F.scale))
         self._indices.append(indices)
         self.count += B
 
@@ -216,12 +275,31 @@ class FactorWindow:
         """The pending examples' indices and gradients (float64 views of the buffer, scales
         applied); the window is empty afterwards."""
         n, buf = self.count, self._buf
-        layers, col = [], 0
-        for n_in, n_out, w, b in self._key[1:]:
-            dz = buf[:n, col + n_in:col + n_in + n_out]
-            dz *= self._scale[:n, None]
-            layers.append((buf[:n, col:col + n_in], dz, w, b))
-            col += n_in + n_out
-        indices = np.concatenate(self._indices)
-        self.count, self._indices = 0, []
-        return indices, FactoredGrads(layers, self._key[0], 1.0)
+        if self._raw_np is not buf:
+            np.copyto(buf[:n], self._raw_np[:n])  # float32 -> float64 (exact)
+        scales = {sc for _, _, sc in self._blocks}
+        for _, z0, z1 in self._cols:  # dz *= scale (one pass per layer when the blocks share it)
+            if len(scales) == 1:
+                sc = next(iter(scales))
+                if sc != 1.0:
+                    buf[:n, z0:z1] *= sc
+            else:
+                for r, B, sc in self._blocks:
+                    if sc != 1.0:
+                        buf[r:r + B, z0:z1] *= sc
+        layers, aug = [], []
+        for (a0, z0, z1), (n_in, _, w, b) in zip(self._cols, self._key[1:]):
+            layers.append((buf[:n, a0:a0 + n_in], buf[:n, z0:z1], w, b))
+            aug.append(None if b is None else buf[:n, a0:z0])  # a with its ones column
+        indices = np.concatenate(self._indices) if len(self._indices) > 1 else self._indices[0]
+        self.count, self._indices, self._blocks = 0, [], []
+        F = FactoredGrads._trusted(layers, self._key, 1.0)
+        F._aug = aug
+        return indices, F
+
+
+def _kind(F: FactoredGrads) -> tuple:
+    """How a block is copied into a window: (dtype,) for CPU float32 / float64 tensors, else (None,)."""
+    if not F._numpy and F.device.type == "cpu" and F.dtype in (torch.float32, torch.float64):
+        return (F.dtype,)
+    return (None,)

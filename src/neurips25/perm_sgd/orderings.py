@@ -171,22 +171,72 @@ def _walk_gram(dots0: np.ndarray, gram: np.ndarray, sign: Callable[[float, float
     if not (np.isfinite(dots0).all() and np.isfinite(gram).all()):
         raise ValueError("grads contain NaN or inf")
     B = dots0.shape[0]
-    plus = np.zeros(B, dtype=bool)
     v = dots0.astype(np.float64)  # a copy: v[b] becomes <s_b, c_b> once the signs before b are known
     if sign is None:
-        for b in range(B):
-            if v[b] <= 0.0:
-                plus[b] = True
-                v += gram[b]
-            else:
-                v -= gram[b]
-        return plus
+        return _walk_deterministic(v, gram)
+    plus = np.zeros(B, dtype=bool)
+    rows = list(gram)  # the row views, made once
     for b in range(B):
-        plus[b] = sign(float(v[b]), float(gram[b, b]))
+        plus[b] = sign(v.item(b), gram.item(b, b))
         if plus[b]:
-            v += gram[b]
+            v += rows[b]
         else:
-            v -= gram[b]
+            v -= rows[b]
+    return plus
+
+
+def _walk_deterministic(v: np.ndarray, gram: np.ndarray) -> np.ndarray:
+    """The deterministic walk eps_b = +1 iff v_b <= 0, then v <- v + eps_b gram[b] (v updated in place).
+
+    One scalar read and one vector operation per step on precomputed row views: the sequential
+    part of the walk, O(B^2) flops in B numpy calls.
+    """
+    B = v.shape[0]
+    plus = np.zeros(B, dtype=bool)
+    item = v.item
+    for b, row in enumerate(list(gram)):
+        if item(b) <= 0.0:
+            plus[b] = True
+            v += row
+        else:
+            v -= row
+    return plus
+
+
+def _walk_centred(dots0: np.ndarray, gram: np.ndarray, gm: np.ndarray, mm: float,
+                  sign: Callable[[float, float], bool] | None = None) -> np.ndarray:
+    """The walk of :func:`_walk_gram` on the centred vectors c_b = g_b - m, from the raw Gram matrix.
+
+    ``gram`` holds <g_j, g_b> (only entries j < b are read, row by row), ``gm`` the <m, g_b>,
+    ``mm`` = <m, m> and ``dots0`` the <s_0, c_b>. With <c_j, c_b> = <g_j, g_b> - gm_j - gm_b + mm,
+    v_b = dots0_b + sum_{j<b} eps_j <g_j, g_b> - sum_{j<b} eps_j gm_j - (sum_{j<b} eps_j)(gm_b - mm):
+    the vector part takes one row operation per step and the two sums are scalars, so the
+    (B, B) matrix is never centred (two passes over it saved). Raises ValueError on a non-finite
+    ``dots0`` / ``gm`` (the factors themselves are checked when they arrive).
+    """
+    if not (np.isfinite(dots0).all() and np.isfinite(gm).all() and math.isfinite(mm)):
+        raise ValueError("grads contain NaN or inf")
+    B = dots0.shape[0]
+    v = dots0.astype(np.float64)
+    plus = np.zeros(B, dtype=bool)
+    item = v.item
+    g, h = gm.tolist(), (gm - mm).tolist()
+    acc_g = acc_e = 0.0  # sum_{j<b} eps_j gm_j, sum_{j<b} eps_j
+    for b, row in enumerate(list(gram)):
+        x = item(b) - acc_g - acc_e * h[b]
+        if sign is None:
+            up = x <= 0.0
+        else:
+            up = sign(x, gram.item(b, b) - g[b] - h[b])  # <c_b, c_b> = <g_b, g_b> - 2 gm_b + mm
+        if up:
+            plus[b] = True
+            v += row
+            acc_g += g[b]
+            acc_e += 1.0
+        else:
+            v -= row
+            acc_g -= g[b]
+            acc_e -= 1.0
     return plus
 
 
@@ -732,17 +782,34 @@ class GraB(_Balancer):
         self.c = float(c)
         self._m = None  # stale mean of the previous epoch
         self._acc = None  # sum of this epoch's gradients (next epoch's stale mean)
+        self._state = None  # host: the (3, d) buffer whose rows are m, s, acc
+        self._views = None  # (layout, per-layer views of that buffer) for the factored walk
+        self._work: dict = {}  # reused buffers of the factored window walk
+        self._aug_work: dict = {}
         self._r2 = 0.0
 
     def __repr__(self) -> str:
         return (f"GraB(n={self.n}, seed={self.seed}, balance={self.balance!r}, c={self.c}, "
                 f"proj_dim={self.proj_dim})")
 
+    def _init_state(self, t: Any) -> None:
+        """Zero stale mean m, sum s and accumulator (d-vectors like ``t``). On the host they are the
+        rows of one (3, d) float64 buffer [m, s, acc], so the factored walk reads <m, g>, <s, g>
+        and updates s and acc with one product per layer."""
+        z = _zeros_like(t)
+        if isinstance(z, np.ndarray):
+            self._state = np.zeros((3,) + z.shape)
+            self._m, self._s, self._acc = self._state
+        else:
+            self._state = None
+            self._m, self._s, self._acc = z, _zeros_like(t), _zeros_like(t)
+        self._views = None
+
     def _observe(self, position: int, index: int, vec: Any) -> None:
         self._flush()
         g = self._prepare(vec)
         if self._s is None:
-            self._s, self._acc, self._m = _zeros_like(g), _zeros_like(g), _zeros_like(g)
+            self._init_state(g)
         self._acc += g
         # c_i = g_i - m_{q-1}: the stale mean, never the running mean of the current epoch
         c = g - self._m
@@ -767,7 +834,7 @@ class GraB(_Balancer):
         else:
             G = self._prepare(G)  # (B, d) in the state's library
         if self._s is None:
-            self._s, self._acc, self._m = _zeros_like(G[0]), _zeros_like(G[0]), _zeros_like(G[0])
+            self._init_state(G[0])
         C = G - self._m  # c_b = g_b - m_{q-1}, (B, d)
         if self.balance == "deterministic":
             sign = None  # <s, c> <= 0, the walk's tight loop
@@ -796,14 +863,129 @@ class GraB(_Balancer):
         if self._ref is None:
             self._ref = _zeros_like(F.template()[:1])
         if self._s is None:
-            t = F.template()
-            self._s, self._acc, self._m = _zeros_like(t), _zeros_like(t), _zeros_like(t)
+            self._init_state(F.template())
         self._defer_factored(position, indices, F)
+
+    def _sign_rule(self) -> Callable[[float, float], bool] | None:
+        if self.balance == "deterministic":
+            return None
+
+        def sign(dot: float, sq: float) -> bool:
+            self._r2 = max(self._r2, sq)
+            p_plus = 0.5 - dot / (2.0 * self.c * self._r2) if self._r2 > 0 else 0.5
+            return bool(self._rng.random() < min(1.0, max(0.0, p_plus)))
+        return sign
+
+    def _layer_views(self, layout: tuple) -> list:
+        """Per layer of ``layout``: the weight and bias blocks of rows [m, s] (read) and [s, acc]
+        (updated) of the state buffer, as (2, out, in) and (2, out) views; cached per layout."""
+        if self._views is None or self._views[0] != layout:
+            st, views = self._state, []
+            for n_in, n_out, w, b in layout[1:]:
+                blk = slice(w, w + n_out * n_in)
+                views.append((st[0:2, blk].reshape(2, n_out, n_in).transpose(0, 2, 1),
+                              None if b is None else st[0:2, None, b:b + n_out],
+                              st[1:3, blk].reshape(2, n_out, n_in),
+                              None if b is None else st[1:3, b:b + n_out]))
+            if not all(np.shares_memory(Uw, st) for _, _, Uw, _ in views):  # pragma: no cover - reshape copied
+                raise RuntimeError("GraB: internal error, the state views are not views")
+            self._views = (layout, views)
+        return self._views[1]
+
+    def _workspace(self, n: int, layout: tuple) -> tuple:
+        """Buffers of the window walk for n examples (reused: fresh ~100 KB temporaries per window
+        cost page faults and cache misses that dwarf the arithmetic); the last two sizes are kept."""
+        key = (n, layout)
+        ws = self._work.get(key)
+        if ws is None:
+            if len(self._work) >= 2:
+                self._work.pop(next(iter(self._work)))
+            per_layer = [(np.empty((2, n, n_out)), np.empty((2, n, n_out)), np.empty((2, n_out, n_in)),
+                          np.empty((2, n)), np.empty((2, n_out)))
+                         for n_in, n_out, _, _ in layout[1:]]
+            ws = self._work[key] = (np.empty((n, n)), np.empty((n, n)), np.empty((n, n)),
+                                    np.zeros((2, n)), np.empty((2, n, 1)), per_layer)
+        return ws
+
+    def _aug_buffer(self, upd: np.ndarray) -> np.ndarray:
+        """A (2, out, in + 1) buffer kept beside the (2, out, in) one."""
+        key = id(upd)
+        buf = self._aug_work.get(key)
+        if buf is None or buf[0] is not upd:
+            buf = self._aug_work[key] = (upd, np.empty(upd.shape[:2] + (upd.shape[2] + 1,)))
+        return buf[1]
+
+    def _walk_window(self, indices: np.ndarray, F: Any) -> None:
+        """The host walk over numpy float64 factors: one pass of small products per layer.
+
+        With rows [m, s] of the state as V: <g_j, g_b> = sum_l (dz_j . dz_b)(a_j . a_b + 1),
+        <V, g_b> = sum_l dz_b . (V_l a_b + v_l) (a (W, in) @ V_l^T, one broadcast matmul),
+        then c_b = g_b - m: <c_j, c_b> = K_jb - <m, g_j> - <m, g_b> + <m, m>, <s, c_b> = <s, g_b> - <s, m>;
+        after the signs, [s, acc] += [eps; 1] . g (one (2, out, in) product per layer) and
+        s -= (sum eps) m. Every product writes into a reused buffer (:meth:`_workspace`).
+        """
+        st = self._state
+        views = self._layer_views(F.layout)
+        n = F.batch
+        K, T1, T2, gd, coef, per_layer = self._workspace(n, F.layout)
+        layers = F.layers if F.scale == 1.0 else [(a, dz * F.scale, w, b) for a, dz, w, b in F.layers]
+        # a_l with a column of ones appended for a layer with bias (the window stores it that way):
+        # then a'_j . a'_b = a_j . a_b + 1 and dz^T a' holds the weight and the bias sums
+        aug = F._aug if F._aug is not None and F.scale == 1.0 else [None] * len(layers)
+        first = True
+        for (a, dz, _, b), a1, (Vt, vb, _, _), (U, _, _, t, _) in zip(layers, aug, views, per_layer):
+            ka = K if first else T1
+            if a1 is not None:
+                np.matmul(a1, a1.T, out=ka)
+            else:
+                np.matmul(a, a.T, out=ka)
+                if b is not None:
+                    ka += 1.0
+            np.matmul(dz, dz.T, out=T2)
+            ka *= T2
+            np.matmul(a, Vt, out=U)  # (2, W, out): V_l a_b for V = m, s
+            if vb is not None:
+                U += vb
+            U *= dz
+            if first:
+                np.add.reduce(U, axis=2, out=gd)  # (2, W): <m, g_b>, <s, g_b>
+            else:
+                K += ka
+                np.add.reduce(U, axis=2, out=t)
+                gd += t
+            first = False
+        mm, sm = st[0:2] @ st[0]  # <m, m>, <s, m>
+        gm, gs = gd
+        try:
+            plus = _walk_centred(gs - sm, K, gm, float(mm), self._sign_rule())
+        except ValueError as err:
+            raise ValueError(f"GraB.observe_factored: {err} (epoch {self.epoch})") from None
+        coef.fill(1.0)
+        coef[0, ~plus] = -1.0  # row 0: eps_b (for s), row 1: 1 (for acc)
+        for (a, dz, _, _), a1, (_, _, Uw, ub), (_, E, upd, _, tb) in zip(layers, aug, views, per_layer):
+            np.multiply(coef, dz, out=E)  # (2, W, out)
+            Et = E.transpose(0, 2, 1)
+            if a1 is not None:  # (2, out, in + 1): weight sums, then the bias sums in the last column
+                up1 = self._aug_buffer(upd)
+                np.matmul(Et, a1, out=up1)
+                Uw += up1[:, :, :-1]
+                ub += up1[:, :, -1]
+            else:
+                np.matmul(Et, a, out=upd)  # sum_b e_b dz_b (x) a_b
+                Uw += upd
+                if ub is not None:
+                    np.add.reduce(E, axis=1, out=tb)
+                    ub += tb
+        st[1] -= float(2 * int(np.count_nonzero(plus)) - len(plus)) * st[0]
+        self._place_many(indices, plus)
 
     def _walk_factored(self, position: int, indices: np.ndarray, F: Any) -> None:
         """The walk over a block from inner products only (F in the state's library and dtype)."""
         S, M, acc = self._s, self._m, self._acc
         host = isinstance(S, np.ndarray)
+        if host and self._state is not None and F._numpy and F.dtype == np.float64:
+            self._walk_window(indices, F)
+            return
         V = np.stack([S, M]) if host else sys.modules["torch"].stack([S, M])
         K, (gs, gm), VV = F.gram(), F.dots(V), V @ V.T  # <g_j, g_b>; <s, g_b>, <m, g_b>; <s, m>, <m, m>
         if not host:
@@ -831,7 +1013,7 @@ class GraB(_Balancer):
     def _end_epoch(self, observed: int) -> None:
         self._flush()
         if observed > 0:
-            self._m = self._acc / observed
+            self._m[...] = self._acc / observed  # in place: _m stays a row of the state buffer
             _zero(self._acc)
             _zero(self._s)
         self._r2 = 0.0

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -153,7 +154,8 @@ class PermutationSampler(Sampler):
             self.blocks = [blocks[b].tolist() for b in self.shard]
         self._target: int | None = None  # epoch asked for by set_epoch
         self._epoch = -2  # policy epoch this sampler is serving
-        self._served = 0  # units yielded in that epoch (the balancer checks batches against it)
+        self._it: Any = None  # that epoch's iterator over its unit list
+        self._count = 0  # length of that list
         policy._feeder = self
 
     def __len__(self) -> int:
@@ -183,18 +185,19 @@ class PermutationSampler(Sampler):
     def __iter__(self) -> Iterator[Any]:
         order = self._advance()
         self._target = None
-        self._epoch, self._served = self.policy.epoch, 0
-        return self._generate(order, self._epoch)
-
-    def _generate(self, order: np.ndarray, epoch: int) -> Iterator[Any]:
         if self.blocks is not None:
             units = [self.blocks[u] for u in order.tolist()]
         else:
             units = self.shard[order].tolist()
-        for k, u in enumerate(units, 1):
-            if self._epoch == epoch:
-                self._served = k
-            yield u
+        # a plain list iterator (no per-unit Python code): the units served so far are read off
+        # its length hint, so a stale iterator of an earlier epoch never counts
+        self._epoch, self._count, self._it = self.policy.epoch, len(units), iter(units)
+        return self._it
+
+    @property
+    def _served(self) -> int:
+        """Units yielded so far in the epoch being served (the balancer checks batches against it)."""
+        return 0 if self._it is None else self._count - self._it.__length_hint__()
 
 
 def _dist_ready() -> bool:
@@ -287,6 +290,9 @@ class GradientBalancer:
         offsets = dict(zip(self._ids, np.cumsum([0] + self._sizes[:-1]).tolist()))
         self._offsets = {id(m): (offsets.get(id(m.weight)), None if m.bias is None else offsets.get(id(m.bias)))
                          for m in (self._linear or [])}
+        self._retain: bool | None = None  # dL/dz by z.retain_grad(); None until the first batch
+        self._layout = (self.dim,) + tuple((m.in_features, m.out_features, *self._offsets[id(m)])
+                                           for m in (self._linear or []))
 
     def __repr__(self) -> str:
         return f"GradientBalancer(policy={self.policy!r}, dim={self.dim})"
@@ -446,11 +452,62 @@ class GradientBalancer:
         flat = torch.cat([grads[k].reshape(B, -1) for k, _ in self._named], dim=1)  # (B, d)
         return flat, (losses.mean() if reduction == "mean" else losses.sum())
 
+    def _capture(self, loss_fn, inputs, targets, retain):
+        """The forward pass with each trained Linear's input and output z recorded.
+
+        ``retain``: z.retain_grad() (cheap; its .grad is dL/dz unless an in-place op later
+        modifies z, which the caller detects from z's version); otherwise a tensor hook on z,
+        registered before any in-place op, receives dL/dz itself. Plain ``torch.nn.Linear``
+        layers get an instance-level ``forward`` (the same ``F.linear``) for the duration of the
+        pass, so ``Module.__call__`` keeps its fast path and any user hooks; subclasses with their
+        own forward get a forward hook.
+        """
+        acts: dict = {}
+        gouts: dict = {}
+        calls: dict = {}
+        outs: dict = {}
+        keep = gouts.__setitem__
+
+        def hook(mod, inp, out):
+            calls[mod] = calls.get(mod, 0) + 1
+            acts[mod] = inp[0].detach()
+            if out.requires_grad:
+                outs[mod] = (out, out._version)
+                if retain:
+                    out.retain_grad()
+                else:
+                    out.register_hook(partial(keep, mod))
+
+        def wrap(mod):
+            def forward(input):
+                out = linear(input, mod.weight, mod.bias)
+                hook(mod, (input,), out)
+                return out
+            return forward
+
+        handles, wrapped = [], []
+        try:
+            for m in self._linear:
+                if type(m).forward is _LINEAR_FORWARD and "forward" not in m.__dict__:
+                    m.__dict__["forward"] = wrap(m)  # Module.__call__ looks forward up on the instance
+                    wrapped.append(m)
+                else:
+                    handles.append(m.register_forward_hook(hook))
+            loss = loss_fn(self.model(inputs), targets)
+        finally:
+            for m in wrapped:
+                m.__dict__.pop("forward", None)
+            for h in handles:
+                h.remove()
+        return loss, acts, calls, outs, gouts
+
     def _per_example_linear(self, loss_fn, inputs, targets, B, reduction):
         """Per-example gradients of Linear layers from ONE ordinary ``loss.backward()``.
 
-        A forward hook keeps each layer's input a_b and puts a tensor hook on its output z that
-        captures dL/dz while the normal backward runs (which also fills ``.grad``). Then
+        The forward pass records each layer's input a_b and output z (:meth:`_capture`); the
+        normal backward (which also fills ``.grad``) leaves dL/dz in ``z.grad`` (``retain_grad``)
+        or, when the model modifies some z in place (seen from z's version counter on the first
+        batch, or later: that batch's forward then runs again), hands it to a tensor hook. Then
         grad_W f_b = s dL/dz_b (x) a_b and grad_bias f_b = s dL/dz_b (summed over extra token
         dimensions), with s = B for a mean loss and 1 for a sum (Goodfellow 2015). With 2-D
         layer inputs (MLPs) the gradients are returned as :class:`FactoredGrads` (the factors a,
@@ -458,44 +515,40 @@ class GradientBalancer:
         (None, None) without any backward when a layer is unused, called twice or sees another
         batch size (the caller then uses vmap).
         """
-        acts: dict = {}
-        gouts: dict = {}
-        calls: dict = {}
-
-        def keep(mod):
-            def save(g):
-                gouts[mod] = g
-            return save
-
-        def hook(mod, inp, out):
-            calls[mod] = calls.get(mod, 0) + 1
-            acts[mod] = inp[0].detach()
-            if out.requires_grad:
-                # registered before any later in-place op on z, so it receives dL/dz itself
-                out.register_hook(keep(mod))
-
-        handles = [m.register_forward_hook(hook) for m in self._linear]
-        try:
-            loss = loss_fn(self.model(inputs), targets)
-        finally:
-            for h in handles:
-                h.remove()
+        retain = self._retain is True
+        loss, acts, calls, outs, gouts = self._capture(loss_fn, inputs, targets, retain)
+        moved = any(o._version != v for o, v in outs.values())  # an in-place op on some z
+        if self._retain is None or moved:
+            self._retain = not moved  # learnt on the first batch, revised if the model changes
+            if retain and moved:  # z.grad would be the gradient of the modified z: redo with hooks
+                loss, acts, calls, outs, gouts = self._capture(loss_fn, inputs, targets, False)
+                retain = False
         mods = self._linear
-        if any(calls.get(m, 0) != 1 for m in mods) or any(acts[m].shape[0] != B for m in mods):
-            return None, None  # a layer unused, shared or batch-mixing: fall back to vmap
+        rank_one = True  # every layer input 2-D (MLP)
+        for m in mods:
+            a = acts.get(m)
+            if a is None or calls[m] != 1 or a.shape[0] != B:
+                return None, None  # a layer unused, shared or batch-mixing: fall back to vmap
+            rank_one = rank_one and a.ndim == 2
         if not (torch.is_tensor(loss) and loss.ndim == 0):
             raise ValueError("GradientBalancer.backward: loss_fn must return a scalar (a reduced loss), "
                              f"got {type(loss).__name__} of shape {tuple(getattr(loss, 'shape', ()))}")
         loss.backward()
+        if retain:
+            for m, (o, _) in outs.items():
+                gouts[m] = o.grad
         scale = float(B) if reduction == "mean" else 1.0  # dL/dz of a mean loss is (1/B) df_b/dz_b
-        if all(acts[m].ndim == 2 for m in mods):  # MLP: rank-one factors, nothing materialised here
+        if rank_one:  # MLP: rank-one factors, nothing materialised here
             layers = []
             for m in mods:
                 a, gz = acts[m], gouts.get(m)
                 if gz is None:  # output not on the loss's path: zero gradients
                     gz = torch.zeros(B, m.out_features, dtype=a.dtype, device=a.device)
-                layers.append((a, gz.detach(), *self._offsets[id(m)]))
-            return FactoredGrads(layers, self.dim, scale), loss
+                elif gz.requires_grad:
+                    gz = gz.detach()
+                layers.append((a, gz, *self._offsets[id(m)]))
+            # the layers match the layout by construction (2-D inputs of in_features, outputs of out_features)
+            return FactoredGrads._trusted(layers, self._layout, scale), loss
         p0 = self._named[0][1]
         flat = torch.empty(B, self.dim, dtype=p0.dtype, device=p0.device)
         where = dict(zip(self._ids, flat.split(self._sizes, dim=1)))  # column blocks, one per parameter
@@ -520,6 +573,10 @@ class GradientBalancer:
             if reduction == "mean":
                 flat.mul_(B)  # dL/dz of a mean loss is (1/B) df_b/dz_b
         return flat, loss
+
+
+_LINEAR_FORWARD = torch.nn.Linear.forward
+linear = torch.nn.functional.linear
 
 
 class _Sized:
