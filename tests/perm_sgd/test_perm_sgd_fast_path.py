@@ -306,3 +306,97 @@ def test_factored_and_bit_exact_balancers_give_the_same_orders():
     assert np.array_equal(orders[True], orders[False])
     with pytest.raises(TypeError, match="factored must be a bool"):
         GradientBalancer(GraB(4), torch.nn.Linear(2, 2), factored="yes")
+
+
+def _reference_grab_signs(G, m, s0):
+    """The GraB walk written out step by step on materialised float64 vectors (the oracle)."""
+    s = s0.copy()
+    signs = []
+    for g in G:
+        c = g - m
+        plus = float(s @ c) <= 0.0
+        s = s + c if plus else s - c
+        signs.append(plus)
+    return np.array(signs), s
+
+
+def test_window_walk_gives_the_reference_signs_on_a_fixed_input():
+    # the fast path (raw Gram, centring as scalars in the sign loop, ones column for biases, reused
+    # buffers) against the plain step-by-step walk, from a non-zero stale mean and running sum
+    F64 = _random_factors(150, 7, scale=4.0)
+    F = type(F64)([(a.float(), z.float(), w, c) for a, z, w, c in F64.layers], F64.dim, F64.scale)  # float32
+    G = type(F64)([(a.double(), z.double(), w, c) for a, z, w, c in F.layers], F.dim, F.scale).materialize().numpy()
+    rng = np.random.default_rng(7)
+    p = GraB(150, seed=0)
+    p.next_epoch()
+    p._init_state(np.zeros(36))
+    p._m[:] = G.mean(0) + 0.1 * rng.normal(size=36)
+    p._s[:] = rng.normal(size=36)
+    s0, m = p._s.copy(), p._m.copy()
+    want, s_want = _reference_grab_signs(G, m, s0)
+    win_F = _window_of(F)
+    assert win_F._aug is not None  # the ones-column layout is the one exercised
+    p._walk_window(np.arange(150), win_F)
+    placed = p._next[:int(want.sum())]
+    assert np.array_equal(placed, np.flatnonzero(want))  # "+" examples first, in visiting order
+    assert np.array_equal(p._next[int(want.sum()):][::-1], np.flatnonzero(~want))
+    assert np.allclose(p._s, s_want, rtol=1e-10, atol=1e-10)
+    assert np.allclose(p._acc, G.sum(0), rtol=1e-10, atol=1e-10)
+
+
+def _window_of(F):
+    """F's examples as a FactorWindow hands them to the walk (blocks of 32 torch rows)."""
+    from neurips25.perm_sgd.factored import FactorWindow
+
+    win = FactorWindow(F.batch)
+    for start in range(0, F.batch, 32):
+        stop = min(start + 32, F.batch)
+        win.append(np.arange(start, stop), F.slice(start, stop))
+    return win.take()[1]
+
+
+def test_retain_grad_switches_to_hooks_when_an_in_place_op_appears():
+    # dL/dz comes from z.retain_grad() while no Linear output is modified in place; a model that
+    # starts doing so later (here: a flag) is caught by z's version counter and redone with hooks
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l1, self.l2, self.inplace = torch.nn.Linear(5, 6), torch.nn.Linear(6, 3), False
+
+        def forward(self, x):
+            z = self.l1(x)
+            z = z.relu_() if self.inplace else torch.relu(z)
+            return self.l2(z)
+
+    torch.manual_seed(0)
+    model = Net()
+    g = torch.Generator().manual_seed(2)
+    X, y = torch.randn(6, 5, generator=g), torch.randint(0, 3, (6,), generator=g)
+    loss_fn = torch.nn.functional.cross_entropy
+    loop = _loop_grads(model, X, y, loss_fn)
+    balancer = GradientBalancer(GraB(6, seed=0), model)
+    for inplace, expect_retain in ((False, True), (False, True), (True, False)):  # hooks, retain, redo
+        model.inplace = inplace
+        balancer.policy.next_epoch()
+        got = _captured(balancer, fast=True)
+        model.zero_grad()
+        balancer.backward(loss_fn, X, y, indices=balancer.policy.order[:6])
+        del balancer.policy._observe_checked  # the spy
+        assert balancer._retain is expect_retain
+        assert torch.allclose(got["G"], loop, atol=1e-6)  # rows in the batch's order
+    assert all("forward" not in m.__dict__ for m in (model.l1, model.l2))  # the wrappers are removed
+
+
+def test_sampler_counts_served_units_from_its_iterator():
+    from neurips25.perm_sgd import PermutationSampler
+
+    policy = GraB(5, seed=0)
+    sampler = PermutationSampler(policy)
+    it = iter(sampler)
+    assert sampler._served == 0
+    next(it), next(it)
+    assert sampler._served == 2
+    list(it)
+    assert sampler._served == 5
+    iter(sampler)  # a new epoch: the old iterator no longer counts
+    assert sampler._served == 0 and sampler._epoch == policy.epoch == 1

@@ -192,9 +192,9 @@ class FactorWindow:
     window is cut into blocks (the state carries everything between blocks), so balancing ``rows``
     examples at once replaces ``rows / B`` rounds of small products by one round of larger ones.
     A block is copied as it arrives (CPU float tensors: one ``torch.cat`` into the window's rows,
-    in their own dtype) and checked for NaN / inf; :meth:`take` converts the window to float64
-    and applies the scales in one pass. Memory: ``2 * rows * sum_layers (in + out)`` floats (the
-    factors only, never a (rows, d) matrix).
+    converted to float64 on the way, a column of ones after each biased layer's inputs) and
+    checked for NaN / inf; :meth:`take` applies the scales (one pass per layer). Memory:
+    ``rows * sum_layers (in + 1 + out)`` float64 (the factors only, never a (rows, d) matrix).
     """
 
     def __init__(self, rows: int):
@@ -202,8 +202,8 @@ class FactorWindow:
         self.count = 0
         self._key: tuple | None = None
         self._kind: tuple | None = None  # (torch dtype or None) of the raw buffer
-        self._raw: torch.Tensor | np.ndarray | None = None  # (rows, cols) as the blocks arrive
-        self._raw_np: np.ndarray | None = None  # numpy view of _raw
+        self._raw: torch.Tensor | np.ndarray | None = None  # the buffer, as a torch view for torch.cat
+        self._raw_np: np.ndarray | None = None  # the buffer as numpy
         self._rows_at: dict = {}  # (first row, B) -> the torch view torch.cat writes into
         self._buf: np.ndarray | None = None  # (rows, cols) float64: what take() hands out
         self._cols: list[tuple[int, int, int]] = []  # per layer: first column of a, of dz, end
@@ -225,11 +225,10 @@ class FactorWindow:
             col += n_in + one + n_out
         if self._buf is None or self._buf.shape[1] != col or kind != self._kind:
             self._buf = np.empty((self.rows, col))
-            if kind[0] is None:
-                self._raw = self._raw_np = self._buf  # numpy or other factors: converted on arrival
-            else:
-                self._raw = torch.empty((self.rows, col), dtype=kind[0])
-                self._raw_np = self._raw.numpy()
+            self._raw_np = self._buf
+            # CPU float tensors: torch.cat writes (and converts to float64, exactly) straight into
+            # the buffer through a torch view of it; other factors are converted on arrival
+            self._raw = self._buf if kind[0] is None else torch.from_numpy(self._buf)
             self._rows_at, self._ones = {}, {}
         self._key, self._kind, self._cols = key, kind, cols
 
@@ -275,8 +274,6 @@ class FactorWindow:
         """The pending examples' indices and gradients (float64 views of the buffer, scales
         applied); the window is empty afterwards."""
         n, buf = self.count, self._buf
-        if self._raw_np is not buf:
-            np.copyto(buf[:n], self._raw_np[:n])  # float32 -> float64 (exact)
         scales = {sc for _, _, sc in self._blocks}
         for _, z0, z1 in self._cols:  # dz *= scale (one pass per layer when the blocks share it)
             if len(scales) == 1:
