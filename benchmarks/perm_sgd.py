@@ -4,10 +4,13 @@ A standard training loop (DataLoader + SGD) for a 64-32-10 MLP on sklearn digits
 single thread. Every variant runs its epochs interleaved with the anchor's, and the report gives
 the ratio of median epoch times (absolute times on a shared machine are noisy). Targets: GraB epoch
 time <= 1.3x RR at batch 1 (issue 5) and, with per-example gradients, <= 1.5x RR at batch 32 (issue
-33); memory overhead O(d), reported in bytes. At batch 32 the MLP's per-example gradients come from
-the Linear-layer hooks of one ordinary backward (``GradientBalancer.backward``): by default as
-factors balanced through Gram matrices (the factored walk), and, as a second row, materialised
-and balanced by the bit-exact row walk (``factored=False``).
+33); memory overhead O(d) plus, for the factored walk, a window of W examples' factors and its
+W x W Gram buffers (independent of d and n), reported in bytes. At batch 32 the MLP's per-example
+gradients come from one ordinary backward (``GradientBalancer.backward``: layer inputs and
+dL/dz of each Linear): by default as factors balanced through Gram matrices (the factored
+walk), and, as a second row, materialised and balanced by the bit-exact row walk
+(``factored=False``). Each variant has its own model and loader; the GraB rows do the full
+sequential walk over every example's gradient.
 
 Run: ``python benchmarks/perm_sgd.py [--epochs 5] [--batch 32]``
 """
@@ -88,10 +91,23 @@ class Variant:
             return 0
         vecs = [getattr(p, a, None) for a in ("_s", "_m", "_acc", "_cache")]
         vec_bytes = sum(np.asarray(v.cpu() if hasattr(v, "cpu") else v).nbytes for v in vecs if v is not None)
+        if getattr(p, "_state", None) is not None:  # GraB's host state: one (3, d) buffer, its rows counted above
+            vec_bytes = p._state.nbytes
         buf = self.balancer._buf
         win = getattr(p, "_window", None)  # the factored walk's window of layer factors
         win_bytes = win._buf.nbytes if win is not None and win._buf is not None else 0
+        # the window walk's reused buffers (W x W Gram matrices, per-layer products)
+        work = [a for ws in getattr(p, "_work", {}).values() for a in _arrays(ws)]
+        work += [b for _, b in getattr(p, "_aug_work", {}).values()]
+        win_bytes += sum(a.nbytes for a in work)
         return vec_bytes + (buf.numel() * buf.element_size() if buf is not None else 0) + p._next.nbytes + win_bytes
+
+
+def _arrays(x) -> list:
+    """The numpy arrays in a nested tuple / list."""
+    if isinstance(x, np.ndarray):
+        return [x]
+    return [a for y in x for a in _arrays(y)] if isinstance(x, (tuple, list)) else []
 
 
 def main() -> None:
