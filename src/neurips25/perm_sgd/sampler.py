@@ -251,8 +251,10 @@ class GradientBalancer:
     Notes
     -----
     Extra memory: one flat d-vector buffer here plus the policy's O(d) state. ``backward``
-    transiently holds the minibatch's per-example gradients (B x d), never an n x d buffer.
-    ``backward`` needs a model that ``torch.func`` can vmap: no batch-norm in training mode.
+    transiently holds the minibatch's per-example gradients (B x d; for MLPs with ``factored=True``
+    only their factors, which GraB / PairGraB keep in a window of ``factor_window`` examples with
+    its W x W Gram buffers: independent of n), never an n x d buffer. Without the Linear-layer
+    path ``backward`` needs a model that ``torch.func`` can vmap: no batch-norm in training mode.
     """
 
     def __init__(self, policy: PermutationPolicy, model: torch.nn.Module, randomness: str = "error",
