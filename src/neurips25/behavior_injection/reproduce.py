@@ -52,8 +52,8 @@ class Config:
     arms: tuple[str, ...] = ("plain", "bridge", "filler")
     # calibration (criterion 2 needs plain SFT in the 30-70 % band): with 2-3-operation ID problems plain SFT
     # stayed near chance (0.20 at quick, v1), 2-operation problems alone reached 0.19-0.25 in 600 SFT steps
-    # (dev runs); the 1-2-operation mix gave 0.25 at quick (v2): the 1000-step base solves only ~26 % of
-    # 1-op problems (it needs ~2000 steps for ~83 %, docs), so `pretrain_steps` is the next knob to raise
+    # (dev runs); the 1-2-operation mix gave 0.25 at quick (v2): the 1000-step base solved only ~26 % of
+    # 1-op problems (it needs ~2000 steps for ~83 %, docs), so v2.1 raises `pretrain_steps` to 2000
     id_ops: tuple[int, int] = (1, 2)
     ood_ops: tuple[int, int] = (3, 4)
     mod: int = 7
@@ -63,7 +63,7 @@ class Config:
     n_layers: int = 2
     n_heads: int = 4
     pretrain_ops: tuple[int, int] = (1, 1)
-    pretrain_steps: int = 1000
+    pretrain_steps: int = 2000
     n_sft: int = 8000
     sft_steps: int = 400
     sft_batch: int = 32
