@@ -337,23 +337,38 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
 
 
 def sweep(steps_list, variants=("A_single_view", "C_view_axis", "D_layered"), seed: int = 0, n_train: int = 1500,
-          n_test: int = 128, batch: int = 16, sample_steps: int = 10) -> dict:
-    """Diagnosis: the quick measurements at other training lengths (shoe PSNR, side-colour accuracy, leak)."""
+          n_test: int = 128, batch: int = 16, sample_steps: int = 10, test_seed: int | None = None,
+          save: Path | None = None) -> dict:
+    """Diagnosis: the quick measurements at other training lengths (shoe PSNR, side-colour accuracy, leak).
+
+    ``seed`` drives the training set and the model; ``test_seed`` (default ``seed``) the test set and the sampling
+    noise, as the base seed does in ``run``. With ``save``, each arm's metrics and per-item PSNR go to
+    ``save/<variant>@<steps>_b<batch>_s<seed>.npz`` as soon as it is done (so a partial sweep is usable).
+    """
+    test_seed = seed if test_seed is None else test_seed
     train = MVShoesLite(n_train, seed=seed, res=RES, split="train")
-    test = MVShoesLite(n_test, seed=seed, res=RES, split="test")
+    test = MVShoesLite(n_test, seed=test_seed, res=RES, split="test")
     rows = {}
     for steps in steps_list:
         for name in variants:
+            t0 = time.process_time()
             model = train_variant(name, train, steps, batch, 2e-3, seed, desc=f"{name} {steps} steps")
-            r = evaluate(sample(model, test, VARIANTS[name][0], sample_steps, seed), test)
-            rows[f"{name}@{steps}"] = {k: v for k, v in r.items() if k != "psnr_per_item"}
-            print(f"{name} {steps} steps: " + ", ".join(f"{k} {v:.3f}" for k, v in rows[f"{name}@{steps}"].items()),
-                  flush=True)
+            t_train = time.process_time() - t0
+            r = evaluate(sample(model, test, VARIANTS[name][0], sample_steps, test_seed), test)
+            rows[f"{name}@{steps}"] = {**{k: v for k, v in r.items() if k != "psnr_per_item"}, "train_cpu_s": t_train}
+            print(f"{name} {steps} steps (batch {batch}, seed {seed}): "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in rows[f"{name}@{steps}"].items()), flush=True)
+            if save is not None:
+                Path(save).mkdir(parents=True, exist_ok=True)
+                np.savez(Path(save) / f"{name}@{steps}_b{batch}_s{seed}.npz", psnr_per_item=r["psnr_per_item"],
+                         **{k: v for k, v in rows[f"{name}@{steps}"].items()})
     return rows
 
 
-if __name__ == "__main__":  # python -m neurips25.shoefit.reproduce 1500 A_single_view,C_view_axis
+if __name__ == "__main__":  # python -m neurips25.shoefit.reproduce 1500 A_single_view,C_view_axis [batch seed save]
     import sys
 
-    sweep([int(s) for s in sys.argv[1].split(",")], tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 else
-          ("A_single_view", "C_view_axis", "D_layered"))
+    a = sys.argv[1:]
+    sweep([int(s) for s in a[0].split(",")], tuple(a[1].split(",")) if len(a) > 1 else
+          ("A_single_view", "C_view_axis", "D_layered"), batch=int(a[2]) if len(a) > 2 else 16,
+          seed=int(a[3]) if len(a) > 3 else 0, test_seed=0, save=Path(a[4]) if len(a) > 4 else None)
