@@ -28,8 +28,7 @@ import numpy as np
 
 from neurips25.eva.reproduce import LM_SCALES, _causal_lm, _lm_passes, _lm_window
 from neurips25.repro import Scale
-
-_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}  # two-sided 95 % Student t, by degrees of freedom
+from neurips25.repro.intervals import mean_interval
 
 
 def run_seed(scale, seed: int) -> dict:
@@ -60,10 +59,9 @@ def merge(per_seed: list[dict]) -> dict:
 def _interval(x) -> dict:
     """Mean, min, max and a two-sided 95 % t-interval of the mean (None for a single value)."""
     x = np.asarray(x, dtype=float)
-    m = float(x.mean())
-    half = None if len(x) < 2 else _T95.get(len(x) - 1, 1.96) * float(x.std(ddof=1)) / math.sqrt(len(x))
-    return {"mean": m, "min": float(x.min()), "max": float(x.max()),
-            "ci95": None if half is None else [m - half, m + half]}
+    iv = mean_interval(x)
+    return {"mean": iv.mean, "min": float(x.min()), "max": float(x.max()),
+            "ci95": None if iv.n < 2 else [iv.lo, iv.hi]}
 
 
 def _wilson(hits: int, n: int) -> list[float]:

@@ -40,6 +40,7 @@ import torch
 from torch import nn
 
 from neurips25.repro import Claim, Outcome, Scale, progress, register
+from neurips25.repro.intervals import mean_interval
 from neurips25.rspool import attacks as atk
 from neurips25.rspool.data import GraphSet, ba_2motifs, er_vs_ba, pains_molecules, sbm_communities
 from neurips25.rspool.functional import rs_pool, rs_pool_dense
@@ -226,14 +227,10 @@ def run_seed(name: str, cfg: Config, s: int, first: bool, cache: dict) -> dict:
 
 def paired(a: list, b: list) -> dict:
     """Mean of the paired differences a_s - b_s with its 90% Student-t interval (accuracy units)."""
-    from scipy.stats import t as student
-
-    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    k = len(d)
-    half = float(student.ppf(0.95, k - 1) * d.std(ddof=1) / math.sqrt(k)) if k > 1 else float("inf")
-    mean = float(d.mean())
-    return {"mean": mean, "lo90": mean - half, "hi90": mean + half, "sd": float(d.std(ddof=1)) if k > 1 else 0.0,
-            "n": k}
+    iv = mean_interval(np.asarray(a, dtype=float) - np.asarray(b, dtype=float), 0.90)
+    if iv.n < 2:
+        return {"mean": iv.mean, "lo90": float("-inf"), "hi90": float("inf"), "sd": 0.0, "n": iv.n}
+    return {"mean": iv.mean, "lo90": iv.lo, "hi90": iv.hi, "sd": iv.sd, "n": iv.n}
 
 
 def beats_rule(raw: dict, ours: str, others: tuple, key: str) -> dict:

@@ -34,7 +34,6 @@ minutes; paper scale runs p = 100,000 and 150 repetitions of the rare cell.
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 import warnings
 from pathlib import Path
@@ -45,6 +44,7 @@ from scipy import stats
 from scipy.special import expit
 
 from neurips25.repro import Claim, Outcome, Scale, progress, register
+from neurips25.repro.intervals import mean_interval
 from neurips25.vfs.crypto import EncryptedVector, PaillierBackend
 from neurips25.vfs.data import column_block, logistic_labels, make_vertical_sparse_classification, sparse_binary_matrix
 from neurips25.vfs.parties import ActiveParty, PassiveParty
@@ -183,11 +183,8 @@ def _loss_interval(lost: int, gained: int, n: int) -> list[float]:
 
 def _mean_ci(x) -> list[float]:
     """Student-t 95% interval of a mean."""
-    x = np.asarray(x, dtype=float)
-    if len(x) < 2:
-        return [float(x.mean()), float(x.mean())]
-    h = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
-    return [float(x.mean() - h), float(x.mean() + h)]
+    iv = mean_interval(x)
+    return [iv.lo, iv.hi]
 
 
 def _fit_cv_auc(Xtr, ytr, Xte, yte, Cs, folds, seed) -> tuple[float, float]:
