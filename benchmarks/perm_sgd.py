@@ -9,7 +9,8 @@ W x W Gram buffers (independent of d and n), reported in bytes. At batch 32 the 
 gradients come from one ordinary backward (``GradientBalancer.backward``: layer inputs and
 dL/dz of each Linear): by default as factors balanced through Gram matrices (the factored
 walk), and, as a second row, materialised and balanced by the bit-exact row walk
-(``factored=False``). Each variant has its own model and loader; the GraB rows do the full
+(``factored=False``); the factored walk's Gram matrix in float32 (the default) and in float64
+(``gram_dtype="float64"``). Each variant has its own model and loader; the GraB rows do the full
 sequential walk over every example's gradient.
 
 Run: ``python benchmarks/perm_sgd.py [--epochs 5] [--batch 32]``
@@ -54,8 +55,9 @@ class Variant:
         elif kind == "rr":
             self.policy = RandomReshuffling(n, seed=0)
             self.loader = DataLoader(ds, batch_size=batch, sampler=PermutationSampler(self.policy))
-        elif kind in ("grab", "pairgrab", "grab-rows"):  # example-level order; per-example grads if batch > 1
-            self.policy = (PairGraB if kind == "pairgrab" else GraB)(n, seed=0)
+        elif kind in ("grab", "grab64", "pairgrab", "grab-rows"):  # example-level order; per-example grads
+            self.policy = PairGraB(n, seed=0) if kind == "pairgrab" else \
+                GraB(n, seed=0, gram_dtype="float64" if kind == "grab64" else "float32")
             self.loader = DataLoader(ds, batch_size=batch, sampler=PermutationSampler(self.policy))
         elif kind == "grab-blocks":  # batch-level: the unit ordered is a fixed minibatch block
             blocks = make_blocks(n, batch, seed=0)
@@ -73,7 +75,8 @@ class Variant:
         t0, c0 = time.perf_counter(), time.thread_time()
         for x, y in self.loader:
             self.opt.zero_grad()
-            if self.balancer is not None and self.kind in ("grab", "pairgrab", "grab-rows") and self.batch > 1:
+            if self.balancer is not None and self.kind in ("grab", "grab64", "pairgrab", "grab-rows") \
+                    and self.batch > 1:
                 self.balancer.backward(loss_fn, x, y)
             else:
                 loss_fn(self.model(x), y).backward()
@@ -96,9 +99,12 @@ class Variant:
         buf = self.balancer._buf
         win = getattr(p, "_window", None)  # the factored walk's window of layer factors
         win_bytes = win._buf.nbytes if win is not None and win._buf is not None else 0
+        if win is not None and win._raw_np is not None and win._raw_np is not win._buf:
+            win_bytes += win._raw_np.nbytes  # the float32 rows as they arrived
         # the window walk's reused buffers (W x W Gram matrices, per-layer products)
         work = [a for ws in getattr(p, "_work", {}).values() for a in _arrays(ws)]
         work += [b for _, b in getattr(p, "_aug_work", {}).values()]
+        work += list(getattr(p, "_work32", None) or ())  # the float32 Gram buffers
         win_bytes += sum(a.nbytes for a in work)
         return vec_bytes + (buf.numel() * buf.element_size() if buf is not None else 0) + p._next.nbytes + win_bytes
 
@@ -127,7 +133,8 @@ def main() -> None:
         1: [("RandomSampler (anchor)", "torch-rr"), ("PermutationSampler(RR)", "rr"), ("GraB", "grab"),
             ("PairGraB", "pairgrab")],
         32: [("RandomSampler (anchor)", "torch-rr"), ("PermutationSampler(RR)", "rr"),
-             ("GraB per-example (factored walk)", "grab"), ("GraB per-example (bit-exact rows)", "grab-rows"),
+             ("GraB per-example (factored walk)", "grab"), ("GraB per-ex. (factored, float64 Gram)", "grab64"),
+             ("GraB per-example (bit-exact rows)", "grab-rows"),
              ("PairGraB per-example (factored)", "pairgrab"),
              ("GraB batch-level blocks", "grab-blocks")],
     }

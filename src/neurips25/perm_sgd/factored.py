@@ -15,7 +15,8 @@ gradient norms, e.g. Rochette et al. 2019):
 so a block of B examples costs a few matmuls of the factors and a walk on a B x B matrix instead
 of B row operations on a (B, d) buffer. :class:`FactoredGrads` holds the factors; the policies'
 ``observe_factored`` (:mod:`.orderings`) uses it. The walk's signs are those of the row-by-row walk
-in exact arithmetic; in floating point they can differ only where <s_b, c_b> is zero to rounding.
+in exact arithmetic; in floating point they can differ only where <s_b, c_b> is zero to rounding
+(float32 rounding of the Gram entries with ``GraB(gram_dtype="float32")``, the default).
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ class FactoredGrads:
         self._numpy = isinstance(layers[0][0], np.ndarray)
         #: per layer, a with a column of ones appended (biased layers of a FactorWindow), or None
         self._aug: list | None = None
+        #: a FactorWindow's float32 rows: ([(a or a with its ones column, unscaled dz)], scale), or None
+        self._f32: tuple | None = None
         self.dtype = layers[0][0].dtype
         self.device = None if self._numpy else layers[0][0].device
         #: (dim, (in, out, weight offset, bias offset) per layer): blocks with one layout can be stacked
@@ -78,7 +81,7 @@ class FactoredGrads:
         a0 = layers[0][0]
         F.layers, F.dim, F.batch, F.scale, F.layout = layers, layout[0], int(a0.shape[0]), scale, layout
         F._numpy = isinstance(a0, np.ndarray)
-        F._aug = None
+        F._aug = F._f32 = None
         F.dtype = a0.dtype
         F.device = None if F._numpy else a0.device
         return F
@@ -191,10 +194,13 @@ class FactorWindow:
     GraB's walk over the examples of a window is the same sequence of signs whichever way the
     window is cut into blocks (the state carries everything between blocks), so balancing ``rows``
     examples at once replaces ``rows / B`` rounds of small products by one round of larger ones.
-    A block is copied as it arrives (CPU float tensors: one ``torch.cat`` into the window's rows,
-    converted to float64 on the way, a column of ones after each biased layer's inputs) and
-    checked for NaN / inf; :meth:`take` applies the scales (one pass per layer). Memory:
-    ``rows * sum_layers (in + 1 + out)`` float64 (the factors only, never a (rows, d) matrix).
+    A block is copied as it arrives (CPU float tensors: one ``torch.cat`` into the window's rows
+    in their own dtype, a column of ones after each biased layer's inputs) and checked for NaN /
+    inf; :meth:`take` converts float32 rows to float64 in one pass (exact) and applies the scales
+    (one pass per layer), and also hands out the float32 rows as they arrived (``F._f32``, for
+    ``GraB(gram_dtype="float32")``) when every block has the same scale. Memory: ``rows *
+    sum_layers (in + 1 + out)`` float64, and as many float32 for float32 blocks (the factors only,
+    never a (rows, d) matrix).
     """
 
     def __init__(self, rows: int):
@@ -209,6 +215,7 @@ class FactorWindow:
         self._cols: list[tuple[int, int, int]] = []  # per layer: first column of a, of dz, end
         self._blocks: list[tuple[int, int, float]] = []  # (first row, B, scale) per pending block
         self._ones: dict = {}  # B -> a (B, 1) column of ones in the buffer's dtype
+        self._zeros: dict = {}  # (size, dtype) -> a zero vector (the NaN / inf check)
         self._indices: list[np.ndarray] = []
 
     def fits(self, F: FactoredGrads) -> bool:
@@ -225,10 +232,13 @@ class FactorWindow:
             col += n_in + one + n_out
         if self._buf is None or self._buf.shape[1] != col or kind != self._kind:
             self._buf = np.empty((self.rows, col))
-            self._raw_np = self._buf
-            # CPU float tensors: torch.cat writes (and converts to float64, exactly) straight into
-            # the buffer through a torch view of it; other factors are converted on arrival
-            self._raw = self._buf if kind[0] is None else torch.from_numpy(self._buf)
+            # CPU float32 tensors: torch.cat writes them (same dtype: a plain copy, ~6x faster than
+            # a converting cat) into a float32 staging buffer through a torch view of it, and take()
+            # converts the window to float64 in one pass (exact); float64 tensors go straight into
+            # the float64 buffer; other factors are converted on arrival
+            self._raw_np = np.empty((self.rows, col), dtype=np.float32) \
+                if kind[0] == torch.float32 else self._buf
+            self._raw = self._buf if kind[0] is None else torch.from_numpy(self._raw_np)
             self._rows_at, self._ones = {}, {}
         self._key, self._kind, self._cols = key, kind, cols
 
@@ -264,7 +274,12 @@ class FactorWindow:
         else:
             parts = [t.detach().cpu().numpy() if torch.is_tensor(t) else t for t in self._parts(F, False)]
             np.concatenate(parts, axis=1, out=src)
-        if not math.isfinite(float(np.add.reduce(src, axis=None, dtype=np.float64))):
+        flat = src.reshape(-1)  # rows of the C-contiguous buffer: a view
+        zeros = self._zeros.get((flat.size, flat.dtype))
+        if zeros is None:
+            zeros = self._zeros[(flat.size, flat.dtype)] = np.zeros(flat.size, dtype=flat.dtype)
+        # 0 * x is NaN exactly when x is NaN or +-inf, and a sum of zeros cannot overflow: one BLAS dot
+        if not math.isfinite(float(flat @ zeros)):
             raise ValueError("grads contain NaN or inf")
         self._blocks.append((r, B, F.scale))
         self._indices.append(indices)
@@ -274,6 +289,8 @@ class FactorWindow:
         """The pending examples' indices and gradients (float64 views of the buffer, scales
         applied); the window is empty afterwards."""
         n, buf = self.count, self._buf
+        if self._raw_np is not buf:
+            np.copyto(buf[:n], self._raw_np[:n])  # float32 -> float64 (exact)
         scales = {sc for _, _, sc in self._blocks}
         for _, z0, z1 in self._cols:  # dz *= scale (one pass per layer when the blocks share it)
             if len(scales) == 1:
@@ -292,6 +309,11 @@ class FactorWindow:
         self.count, self._indices, self._blocks = 0, [], []
         F = FactoredGrads._trusted(layers, self._key, 1.0)
         F._aug = aug
+        if self._raw_np is not buf and len(scales) == 1:  # the float32 rows as they arrived (unscaled)
+            raw = self._raw_np
+            F._f32 = ([(raw[:n, a0:z0] if b is not None else raw[:n, a0:a0 + n_in], raw[:n, z0:z1])
+                       for (a0, z0, z1), (n_in, _, _, b) in zip(self._cols, self._key[1:])],
+                      next(iter(scales)))
         return indices, F
 
 

@@ -745,6 +745,15 @@ class GraB(_Balancer):
     proj_dim : int or None
         Balance a random Gaussian projection of dimension ``proj_dim`` instead of the full gradient
         (O(d * proj_dim) memory for the projection matrix).
+    gram_dtype : {"float32", "float64"}, default "float32"
+        Precision of the Gram matrix <g_j, g_b> of the factored window walk (below) when the
+        factors arrive as float32 tensors (``GradientBalancer.backward`` on a float32 MLP): from
+        the float32 factors as they arrived (half the bytes and faster products), or from their
+        exact float64 conversion. The state m, s, acc, the <m, g_b>, <s, g_b> and every update
+        stay float64 either way, so with "float32" a sign can differ from the float64 walk's only
+        where <s_b, c_b> is within float32 rounding of the Gram entries of zero (the reference
+        implementation balances float32 gradients throughout); "float64" reproduces the float64
+        walk to float64 rounding. Other inputs always use float64.
 
     Notes
     -----
@@ -757,8 +766,9 @@ class GraB(_Balancer):
     window from its Gram matrix: the walk's state lags by less than one window and is complete at
     the end of every epoch and before any other ``observe`` call. The window adds, independent of
     d and n: the factors (W * sum_l (in_l + 1 + out_l) floats, in the gradients' dtype and in
-    float64), three W x W float64 Gram buffers and per layer W * out_l and out_l * (in_l + 1)
-    products (under 1 MB for the benchmark MLP at W = 192).
+    float64), three W x W float64 Gram buffers (and three float32 ones with ``gram_dtype="float32"``)
+    and per layer W * out_l and out_l * (in_l + 1) products (under 2.5 MB for the benchmark MLP at
+    W = 192).
 
     Examples
     --------
@@ -774,10 +784,13 @@ class GraB(_Balancer):
     """
 
     def __init__(self, n: int, seed: int | None = None, balance: str = "deterministic", c: float = 0.5,
-                 proj_dim: int | None = None):
+                 proj_dim: int | None = None, gram_dtype: str = "float32"):
         super().__init__(n, seed, proj_dim)
         if balance not in ("deterministic", "probabilistic"):
             raise ValueError(f"GraB: balance must be 'deterministic' or 'probabilistic', got {balance!r}")
+        if gram_dtype not in ("float32", "float64"):
+            raise ValueError(f"GraB: gram_dtype must be 'float32' or 'float64', got {gram_dtype!r}")
+        self.gram_dtype = gram_dtype
         if not isinstance(c, numbers.Real) or isinstance(c, bool) or not c > 0:
             raise ValueError(f"GraB: c must be a float > 0, got {c!r}")
         self.balance = balance
@@ -788,11 +801,12 @@ class GraB(_Balancer):
         self._views = None  # (layout, per-layer views of that buffer) for the factored walk
         self._work: dict = {}  # reused buffers of the factored window walk
         self._aug_work: dict = {}
+        self._work32: tuple | None = None
         self._r2 = 0.0
 
     def __repr__(self) -> str:
         return (f"GraB(n={self.n}, seed={self.seed}, balance={self.balance!r}, c={self.c}, "
-                f"proj_dim={self.proj_dim})")
+                f"proj_dim={self.proj_dim}, gram_dtype={self.gram_dtype!r})")
 
     def _init_state(self, t: Any) -> None:
         """Zero stale mean m, sum s and accumulator (d-vectors like ``t``). On the host they are the
@@ -909,6 +923,13 @@ class GraB(_Balancer):
                                     np.zeros((2, n)), np.empty((2, n, 1)), per_layer)
         return ws
 
+    def _gram32(self, n: int) -> tuple:
+        """Three reused (n, n) float32 buffers of the float32 Gram matrix (the last size kept)."""
+        ws = self._work32
+        if ws is None or ws[0].shape[0] != n:
+            ws = self._work32 = tuple(np.empty((n, n), dtype=np.float32) for _ in range(3))
+        return ws
+
     def _aug_buffer(self, upd: np.ndarray) -> np.ndarray:
         """A (2, out, in + 1) buffer kept beside the (2, out, in) one."""
         key = id(upd)
@@ -934,17 +955,32 @@ class GraB(_Balancer):
         # a_l with a column of ones appended for a layer with bias (the window stores it that way):
         # then a'_j . a'_b = a_j . a_b + 1 and dz^T a' holds the weight and the bias sums
         aug = F._aug if F._aug is not None and F.scale == 1.0 else [None] * len(layers)
+        f32 = F._f32 if self.gram_dtype == "float32" and F.scale == 1.0 else None
+        if f32 is not None:  # K from the window's float32 rows (as they arrived), then to float64
+            K32, S1, S2 = self._gram32(n)
+            rows32, sc = f32
+            for i, (a32, z32) in enumerate(rows32):
+                ka = K32 if i == 0 else S1
+                np.matmul(a32, a32.T, out=ka)  # a' a'^T (the ones column gives the bias's + 1)
+                np.matmul(z32, z32.T, out=S2)
+                ka *= S2
+                if i:
+                    K32 += ka
+            np.multiply(K32, sc * sc, out=K, dtype=np.float64)  # the scale of dz, squared
         first = True
         for (a, dz, _, b), a1, (Vt, vb, _, _), (U, _, _, t, _) in zip(layers, aug, views, per_layer):
-            ka = K if first else T1
-            if a1 is not None:
-                np.matmul(a1, a1.T, out=ka)
-            else:
-                np.matmul(a, a.T, out=ka)
-                if b is not None:
-                    ka += 1.0
-            np.matmul(dz, dz.T, out=T2)
-            ka *= T2
+            if f32 is None:
+                ka = K if first else T1
+                if a1 is not None:
+                    np.matmul(a1, a1.T, out=ka)
+                else:
+                    np.matmul(a, a.T, out=ka)
+                    if b is not None:
+                        ka += 1.0
+                np.matmul(dz, dz.T, out=T2)
+                ka *= T2
+                if not first:
+                    K += ka
             np.matmul(a, Vt, out=U)  # (2, W, out): V_l a_b for V = m, s
             if vb is not None:
                 U += vb
@@ -952,7 +988,6 @@ class GraB(_Balancer):
             if first:
                 np.add.reduce(U, axis=2, out=gd)  # (2, W): <m, g_b>, <s, g_b>
             else:
-                K += ka
                 np.add.reduce(U, axis=2, out=t)
                 gd += t
             first = False
