@@ -9,8 +9,8 @@ W x W Gram buffers (independent of d and n), reported in bytes. At batch 32 the 
 gradients come from one ordinary backward (``GradientBalancer.backward``: layer inputs and
 dL/dz of each Linear): by default as factors balanced through Gram matrices (the factored
 walk), and, as a second row, materialised and balanced by the bit-exact row walk
-(``factored=False``); the factored walk's Gram matrix in float32 (the default) and in float64
-(``gram_dtype="float64"``). Each variant has its own model and loader; the GraB rows do the full
+(``factored=False``); the factored walk's window products in float32 (the default) and in float64
+(``window_dtype="float64"``). Each variant has its own model and loader; the GraB rows do the full
 sequential walk over every example's gradient.
 
 Run: ``python benchmarks/perm_sgd.py [--epochs 5] [--batch 32]``
@@ -57,7 +57,7 @@ class Variant:
             self.loader = DataLoader(ds, batch_size=batch, sampler=PermutationSampler(self.policy))
         elif kind in ("grab", "grab64", "pairgrab", "grab-rows"):  # example-level order; per-example grads
             self.policy = PairGraB(n, seed=0) if kind == "pairgrab" else \
-                GraB(n, seed=0, gram_dtype="float64" if kind == "grab64" else "float32")
+                GraB(n, seed=0, window_dtype="float64" if kind == "grab64" else "float32")
             self.loader = DataLoader(ds, batch_size=batch, sampler=PermutationSampler(self.policy))
         elif kind == "grab-blocks":  # batch-level: the unit ordered is a fixed minibatch block
             blocks = make_blocks(n, batch, seed=0)
@@ -104,7 +104,7 @@ class Variant:
         # the window walk's reused buffers (W x W Gram matrices, per-layer products)
         work = [a for ws in getattr(p, "_work", {}).values() for a in _arrays(ws)]
         work += [b for _, b in getattr(p, "_aug_work", {}).values()]
-        work += list(getattr(p, "_work32", None) or ())  # the float32 Gram buffers
+        work += [a for ws in getattr(p, "_work32", {}).values() for a in _arrays(ws)]  # the float32 walk
         win_bytes += sum(a.nbytes for a in work)
         return vec_bytes + (buf.numel() * buf.element_size() if buf is not None else 0) + p._next.nbytes + win_bytes
 
@@ -133,7 +133,7 @@ def main() -> None:
         1: [("RandomSampler (anchor)", "torch-rr"), ("PermutationSampler(RR)", "rr"), ("GraB", "grab"),
             ("PairGraB", "pairgrab")],
         32: [("RandomSampler (anchor)", "torch-rr"), ("PermutationSampler(RR)", "rr"),
-             ("GraB per-example (factored walk)", "grab"), ("GraB per-ex. (factored, float64 Gram)", "grab64"),
+             ("GraB per-example (factored walk)", "grab"), ("GraB per-ex. (factored, float64 window)", "grab64"),
              ("GraB per-example (bit-exact rows)", "grab-rows"),
              ("PairGraB per-example (factored)", "pairgrab"),
              ("GraB batch-level blocks", "grab-blocks")],

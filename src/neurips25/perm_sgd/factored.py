@@ -16,7 +16,7 @@ so a block of B examples costs a few matmuls of the factors and a walk on a B x 
 of B row operations on a (B, d) buffer. :class:`FactoredGrads` holds the factors; the policies'
 ``observe_factored`` (:mod:`.orderings`) uses it. The walk's signs are those of the row-by-row walk
 in exact arithmetic; in floating point they can differ only where <s_b, c_b> is zero to rounding
-(float32 rounding of the Gram entries with ``GraB(gram_dtype="float32")``, the default).
+(float32 rounding of the window's products with ``GraB(window_dtype="float32")``, the default).
 """
 
 from __future__ import annotations
@@ -67,8 +67,6 @@ class FactoredGrads:
         self._numpy = isinstance(layers[0][0], np.ndarray)
         #: per layer, a with a column of ones appended (biased layers of a FactorWindow), or None
         self._aug: list | None = None
-        #: a FactorWindow's float32 rows: ([(a or a with its ones column, unscaled dz)], scale), or None
-        self._f32: tuple | None = None
         self.dtype = layers[0][0].dtype
         self.device = None if self._numpy else layers[0][0].device
         #: (dim, (in, out, weight offset, bias offset) per layer): blocks with one layout can be stacked
@@ -81,7 +79,7 @@ class FactoredGrads:
         a0 = layers[0][0]
         F.layers, F.dim, F.batch, F.scale, F.layout = layers, layout[0], int(a0.shape[0]), scale, layout
         F._numpy = isinstance(a0, np.ndarray)
-        F._aug = F._f32 = None
+        F._aug = None
         F.dtype = a0.dtype
         F.device = None if F._numpy else a0.device
         return F
@@ -197,8 +195,8 @@ class FactorWindow:
     A block is copied as it arrives (CPU float tensors: one ``torch.cat`` into the window's rows
     in their own dtype, a column of ones after each biased layer's inputs) and checked for NaN /
     inf; :meth:`take` converts float32 rows to float64 in one pass (exact) and applies the scales
-    (one pass per layer), and also hands out the float32 rows as they arrived (``F._f32``, for
-    ``GraB(gram_dtype="float32")``) when every block has the same scale. Memory: ``rows *
+    (one pass per layer), or hands out the float32 rows as they arrived (``take(float32=True)``,
+    for ``GraB(window_dtype="float32")``) when every block has the same scale. Memory: ``rows *
     sum_layers (in + 1 + out)`` float64, and as many float32 for float32 blocks (the factors only,
     never a (rows, d) matrix).
     """
@@ -285,13 +283,26 @@ class FactorWindow:
         self._indices.append(indices)
         self.count += B
 
-    def take(self) -> tuple[np.ndarray, FactoredGrads]:
+    def take(self, float32: bool = False) -> tuple[np.ndarray, FactoredGrads]:
         """The pending examples' indices and gradients (float64 views of the buffer, scales
-        applied); the window is empty afterwards."""
+        applied); the window is empty afterwards. With ``float32`` and float32 rows that share one
+        scale: the float32 rows as they arrived instead (views, dz unscaled, the scale in F.scale),
+        nothing converted."""
         n, buf = self.count, self._buf
+        scales = {sc for _, _, sc in self._blocks}
+        if float32 and self._raw_np is not buf and len(scales) == 1:
+            raw = self._raw_np
+            layers, aug = [], []
+            for (a0, z0, z1), (n_in, _, w, b) in zip(self._cols, self._key[1:]):
+                layers.append((raw[:n, a0:a0 + n_in], raw[:n, z0:z1], w, b))
+                aug.append(None if b is None else raw[:n, a0:z0])
+            indices = np.concatenate(self._indices) if len(self._indices) > 1 else self._indices[0]
+            self.count, self._indices, self._blocks = 0, [], []
+            F = FactoredGrads._trusted(layers, self._key, next(iter(scales)))
+            F._aug = aug
+            return indices, F
         if self._raw_np is not buf:
             np.copyto(buf[:n], self._raw_np[:n])  # float32 -> float64 (exact)
-        scales = {sc for _, _, sc in self._blocks}
         for _, z0, z1 in self._cols:  # dz *= scale (one pass per layer when the blocks share it)
             if len(scales) == 1:
                 sc = next(iter(scales))
@@ -309,11 +320,6 @@ class FactorWindow:
         self.count, self._indices, self._blocks = 0, [], []
         F = FactoredGrads._trusted(layers, self._key, 1.0)
         F._aug = aug
-        if self._raw_np is not buf and len(scales) == 1:  # the float32 rows as they arrived (unscaled)
-            raw = self._raw_np
-            F._f32 = ([(raw[:n, a0:z0] if b is not None else raw[:n, a0:a0 + n_in], raw[:n, z0:z1])
-                       for (a0, z0, z1), (n_in, _, _, b) in zip(self._cols, self._key[1:])],
-                      next(iter(scales)))
         return indices, F
 
 

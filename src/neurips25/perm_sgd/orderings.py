@@ -596,6 +596,8 @@ class _Balancer(PermutationPolicy):
     uses_gradients = True
     #: examples whose factored gradients are balanced together (the walk is deferred by < this many)
     factor_window: int = 192
+    #: whether the window walk takes float32 rows as they arrived (GraB's window_dtype="float32")
+    _float32_window: bool = False
 
     def __init__(self, n: int, seed: int | None = None, proj_dim: int | None = None):
         super().__init__(n, seed)
@@ -658,7 +660,7 @@ class _Balancer(PermutationPolicy):
         """Balance the examples pending in the factor window (before any other use of the state)."""
         win = self._window
         if win is not None and win.count:
-            indices, F = win.take()
+            indices, F = win.take(float32=self._float32_window)
             self._walk_factored(self._window_pos, indices, F)
 
     def _walk_factored(self, position: int, indices: np.ndarray, F: Any) -> None:
@@ -745,7 +747,7 @@ class GraB(_Balancer):
     proj_dim : int or None
         Balance a random Gaussian projection of dimension ``proj_dim`` instead of the full gradient
         (O(d * proj_dim) memory for the projection matrix).
-    gram_dtype : {"float32", "float64"}, default "float32"
+    window_dtype : {"float32", "float64"}, default "float32"
         Precision of the Gram matrix <g_j, g_b> of the factored window walk (below) when the
         factors arrive as float32 tensors (``GradientBalancer.backward`` on a float32 MLP): from
         the float32 factors as they arrived (half the bytes and faster products), or from their
@@ -766,7 +768,7 @@ class GraB(_Balancer):
     window from its Gram matrix: the walk's state lags by less than one window and is complete at
     the end of every epoch and before any other ``observe`` call. The window adds, independent of
     d and n: the factors (W * sum_l (in_l + 1 + out_l) floats, in the gradients' dtype and in
-    float64), three W x W float64 Gram buffers (and three float32 ones with ``gram_dtype="float32"``)
+    float64), three W x W float64 Gram buffers (and three float32 ones with ``window_dtype="float32"``)
     and per layer W * out_l and out_l * (in_l + 1) products (under 2.5 MB for the benchmark MLP at
     W = 192).
 
@@ -784,13 +786,14 @@ class GraB(_Balancer):
     """
 
     def __init__(self, n: int, seed: int | None = None, balance: str = "deterministic", c: float = 0.5,
-                 proj_dim: int | None = None, gram_dtype: str = "float32"):
+                 proj_dim: int | None = None, window_dtype: str = "float32"):
         super().__init__(n, seed, proj_dim)
         if balance not in ("deterministic", "probabilistic"):
             raise ValueError(f"GraB: balance must be 'deterministic' or 'probabilistic', got {balance!r}")
-        if gram_dtype not in ("float32", "float64"):
-            raise ValueError(f"GraB: gram_dtype must be 'float32' or 'float64', got {gram_dtype!r}")
-        self.gram_dtype = gram_dtype
+        if window_dtype not in ("float32", "float64"):
+            raise ValueError(f"GraB: window_dtype must be 'float32' or 'float64', got {window_dtype!r}")
+        self.window_dtype = window_dtype
+        self._float32_window = window_dtype == "float32"
         if not isinstance(c, numbers.Real) or isinstance(c, bool) or not c > 0:
             raise ValueError(f"GraB: c must be a float > 0, got {c!r}")
         self.balance = balance
@@ -801,12 +804,12 @@ class GraB(_Balancer):
         self._views = None  # (layout, per-layer views of that buffer) for the factored walk
         self._work: dict = {}  # reused buffers of the factored window walk
         self._aug_work: dict = {}
-        self._work32: tuple | None = None
+        self._work32: dict = {}  # reused buffers of the float32 window walk
         self._r2 = 0.0
 
     def __repr__(self) -> str:
         return (f"GraB(n={self.n}, seed={self.seed}, balance={self.balance!r}, c={self.c}, "
-                f"proj_dim={self.proj_dim}, gram_dtype={self.gram_dtype!r})")
+                f"proj_dim={self.proj_dim}, window_dtype={self.window_dtype!r})")
 
     def _init_state(self, t: Any) -> None:
         """Zero stale mean m, sum s and accumulator (d-vectors like ``t``). On the host they are the
@@ -923,12 +926,73 @@ class GraB(_Balancer):
                                     np.zeros((2, n)), np.empty((2, n, 1)), per_layer)
         return ws
 
-    def _gram32(self, n: int) -> tuple:
-        """Three reused (n, n) float32 buffers of the float32 Gram matrix (the last size kept)."""
-        ws = self._work32
-        if ws is None or ws[0].shape[0] != n:
-            ws = self._work32 = tuple(np.empty((n, n), dtype=np.float32) for _ in range(3))
+    def _workspace32(self, n: int, layout: tuple) -> tuple:
+        """Buffers of the float32 window walk for n examples (the last two sizes kept)."""
+        key = (n, layout)
+        ws = self._work32.get(key)
+        if ws is None:
+            if len(self._work32) >= 2:
+                self._work32.pop(next(iter(self._work32)))
+            per_layer = []
+            for n_in, n_out, _, b in layout[1:]:
+                k = n_in + (b is not None)
+                per_layer.append((np.empty((2, k, n_out), np.float32), np.empty((2, n, n_out), np.float32),
+                                  np.empty((2, n), np.float32), np.empty((2, n, n_out), np.float32),
+                                  np.empty((2, n_out, k), np.float32)))
+            ws = self._work32[key] = (np.empty((n, n), np.float32), np.empty((n, n), np.float32),
+                                      np.empty((n, n), np.float32), np.empty((n, n)), np.empty((2, n), np.float32),
+                                      np.empty((2, n, 1), np.float32), per_layer)
         return ws
+
+    def _walk_window32(self, indices: np.ndarray, F: Any) -> None:
+        """The window walk of :meth:`_walk_window` with its products in float32 (``window_dtype``).
+
+        ``F`` holds the window's float32 rows as they arrived: per layer a (with its ones column
+        for a biased layer, ``F._aug``) and the unscaled dz, F.scale = s. The Gram matrix, the
+        <m, g_b>, <s, g_b> (against a float32 copy of [m, s], the bias as the last row of each
+        layer's (in + 1, out) block) and the increments [eps; 1] . g are float32 products; the
+        sign loop runs on the float64 conversion of s^2 K, and m, s, acc accumulate in float64.
+        """
+        st = self._state
+        views = self._layer_views(F.layout)
+        n, sc = F.batch, F.scale
+        K32, S1, S2, K, gd, coef, per_layer = self._workspace32(n, F.layout)
+        rows = [(a if a1 is None else a1, dz) for (a, dz, _, _), a1 in zip(F.layers, F._aug)]
+        for i, ((a1, dz), (n_in, _, _, b), (Vt, vb, _, _), (Va, U, t, _, _)) in enumerate(
+                zip(rows, F.layout[1:], views, per_layer)):
+            ka = K32 if i == 0 else S1
+            np.matmul(a1, a1.T, out=ka)  # a' a'^T (the ones column gives the bias's + 1)
+            np.matmul(dz, dz.T, out=S2)
+            ka *= S2
+            if i:
+                K32 += ka
+            Va[:, :n_in] = Vt  # [m, s] of this layer in float32: weight block transposed, then the bias
+            if b is not None:
+                Va[:, n_in] = vb[:, 0]
+            np.matmul(a1, Va, out=U)  # (2, W, out): V_l a'_b
+            U *= dz
+            np.add.reduce(U, axis=2, out=gd if i == 0 else t)
+            if i:
+                gd += t
+        np.multiply(K32, sc * sc, out=K, dtype=np.float64)  # <g_j, g_b>: the scale of dz, squared
+        gm, gs = gd.astype(np.float64) * sc  # <m, g_b>, <s, g_b>
+        mm, sm = st[0:2] @ st[0]
+        try:
+            plus = _walk_centred(gs - sm, K, gm, float(mm), self._sign_rule())
+        except ValueError as err:
+            raise ValueError(f"GraB.observe_factored: {err} (epoch {self.epoch})") from None
+        coef.fill(sc)
+        coef[0, ~plus] = -sc  # row 0: eps_b s (for s), row 1: s (for acc)
+        for (a1, dz), (_, _, _, b), (_, _, Uw, ub), (_, _, _, E, upd) in zip(rows, F.layout[1:], views, per_layer):
+            np.multiply(coef, dz, out=E)  # (2, W, out)
+            np.matmul(E.transpose(0, 2, 1), a1, out=upd)  # (2, out, in [+ 1]): weight [and bias] sums
+            if b is not None:
+                Uw += upd[:, :, :-1]
+                ub += upd[:, :, -1]
+            else:
+                Uw += upd
+        st[1] -= float(2 * int(np.count_nonzero(plus)) - len(plus)) * st[0]
+        self._place_many(indices, plus)
 
     def _aug_buffer(self, upd: np.ndarray) -> np.ndarray:
         """A (2, out, in + 1) buffer kept beside the (2, out, in) one."""
@@ -955,32 +1019,19 @@ class GraB(_Balancer):
         # a_l with a column of ones appended for a layer with bias (the window stores it that way):
         # then a'_j . a'_b = a_j . a_b + 1 and dz^T a' holds the weight and the bias sums
         aug = F._aug if F._aug is not None and F.scale == 1.0 else [None] * len(layers)
-        f32 = F._f32 if self.gram_dtype == "float32" and F.scale == 1.0 else None
-        if f32 is not None:  # K from the window's float32 rows (as they arrived), then to float64
-            K32, S1, S2 = self._gram32(n)
-            rows32, sc = f32
-            for i, (a32, z32) in enumerate(rows32):
-                ka = K32 if i == 0 else S1
-                np.matmul(a32, a32.T, out=ka)  # a' a'^T (the ones column gives the bias's + 1)
-                np.matmul(z32, z32.T, out=S2)
-                ka *= S2
-                if i:
-                    K32 += ka
-            np.multiply(K32, sc * sc, out=K, dtype=np.float64)  # the scale of dz, squared
         first = True
         for (a, dz, _, b), a1, (Vt, vb, _, _), (U, _, _, t, _) in zip(layers, aug, views, per_layer):
-            if f32 is None:
-                ka = K if first else T1
-                if a1 is not None:
-                    np.matmul(a1, a1.T, out=ka)
-                else:
-                    np.matmul(a, a.T, out=ka)
-                    if b is not None:
-                        ka += 1.0
-                np.matmul(dz, dz.T, out=T2)
-                ka *= T2
-                if not first:
-                    K += ka
+            ka = K if first else T1
+            if a1 is not None:
+                np.matmul(a1, a1.T, out=ka)
+            else:
+                np.matmul(a, a.T, out=ka)
+                if b is not None:
+                    ka += 1.0
+            np.matmul(dz, dz.T, out=T2)
+            ka *= T2
+            if not first:
+                K += ka
             np.matmul(a, Vt, out=U)  # (2, W, out): V_l a_b for V = m, s
             if vb is not None:
                 U += vb
@@ -1022,6 +1073,9 @@ class GraB(_Balancer):
         host = isinstance(S, np.ndarray)
         if host and self._state is not None and F._numpy and F.dtype == np.float64:
             self._walk_window(indices, F)
+            return
+        if host and self._state is not None and F._numpy and F.dtype == np.float32 and F._aug is not None:
+            self._walk_window32(indices, F)  # a float32 window (window_dtype="float32")
             return
         V = np.stack([S, M]) if host else sys.modules["torch"].stack([S, M])
         K, (gs, gm), VV = F.gram(), F.dots(V), V @ V.T  # <g_j, g_b>; <s, g_b>, <m, g_b>; <s, m>, <m, m>
