@@ -76,3 +76,21 @@ def test_answer_parser():
 def test_bad_generator_args(kw, msg):
     with pytest.raises(ValueError, match=msg):
         MiniIGSM(**kw)
+
+
+def test_chain_reward_rejects_lucky_answers():
+    """The process-checked diagnostic reward: reference and BRIDGE chains pass, a right answer reached by a
+    wrong chain (or by no chain) fails, the outcome reward accepts both."""
+    from neurips25.behavior_injection import BehaviorInjector
+
+    for p in MiniIGSM(n_ops=(2, 3), mod=7, distractors=0, seed=3).samples(20):
+        assert MiniIGSM.chain_reward(p, p.completion) == 1.0
+        assert MiniIGSM.chain_reward(p, BehaviorInjector(0.5, 0.5, seed=1).inject(p)) == 1.0
+        lucky = f"ANS {p.answer}"
+        assert MiniIGSM.reward(p, lucky) == 1.0 and MiniIGSM.chain_reward(p, lucky) == 0.0
+        first = p.completion.split(" ; ")[0].split()
+        wrong = " ".join([*first[:-1], str((int(first[-1]) + 1) % 7)])  # first step's value corrupted
+        bad = p.completion.replace(" ".join(first), wrong, 1)
+        assert MiniIGSM.reward(p, bad) == 1.0 and MiniIGSM.chain_reward(p, bad) == 0.0
+    with pytest.raises(TypeError, match="`problem` must be a Problem"):
+        MiniIGSM.chain_reward("E = 1", "ANS 1")

@@ -186,6 +186,21 @@ class MiniIGSM:
         """Exact-match reward: 1.0 when the completion's final ``ANS v`` is the answer."""
         return exact_match_reward(problem.answer, completion)
 
+    @staticmethod
+    def chain_reward(problem: Problem, completion: str) -> float:
+        """Process-checked reward (a diagnostic, not the paper's reward): 1.0 when the final answer is right
+        AND every reference step (each needed node with its true parents and values, ``solve_step``) appears
+        in the completion; 0.0 for a right answer reached by a wrong chain (a lucky guess, 1/mod by chance).
+
+        ``reward - chain_reward`` marks the rewarded rollouts whose reasoning is wrong: with a small modulus
+        they dominate the outcome reward of a model that cannot yet chain operations (docs, v2.2).
+        """
+        if not isinstance(problem, Problem):
+            raise TypeError(f"`problem` must be a Problem, got {type(problem).__name__}")
+        if exact_match_reward(problem.answer, completion) != 1.0:
+            return 0.0
+        return float(all(solve_step(problem.dag, n) in completion for n in problem.order))
+
     def vocabulary(self) -> list[str]:
         """Every word a question, a chain of thought or an injected behaviour can contain."""
         from neurips25.behavior_injection.augment import BEHAVIOR_WORDS
