@@ -748,14 +748,15 @@ class GraB(_Balancer):
         Balance a random Gaussian projection of dimension ``proj_dim`` instead of the full gradient
         (O(d * proj_dim) memory for the projection matrix).
     window_dtype : {"float32", "float64"}, default "float32"
-        Precision of the Gram matrix <g_j, g_b> of the factored window walk (below) when the
-        factors arrive as float32 tensors (``GradientBalancer.backward`` on a float32 MLP): from
-        the float32 factors as they arrived (half the bytes and faster products), or from their
-        exact float64 conversion. The state m, s, acc, the <m, g_b>, <s, g_b> and every update
-        stay float64 either way, so with "float32" a sign can differ from the float64 walk's only
-        where <s_b, c_b> is within float32 rounding of the Gram entries of zero (the reference
-        implementation balances float32 gradients throughout); "float64" reproduces the float64
-        walk to float64 rounding. Other inputs always use float64.
+        Arithmetic of the factored window walk (below) when the factors arrive as CPU float32
+        tensors (``GradientBalancer.backward`` on a float32 MLP). "float32": the Gram matrix
+        <g_j, g_b>, the <m, g_b>, <s, g_b> and the increments of s and acc are float32 products of
+        the rows as they arrived (nothing converted: half the bytes, faster products), while m, s,
+        acc accumulate in float64 and the sign loop runs in float64; a sign can then differ from
+        the float64 walk's only where <s_b, c_b> is within float32 rounding of zero (the reference
+        implementation runs the whole walk in float32). "float64": the same walk on the exact
+        float64 conversion of the rows, equal to the float64 walk up to float64 rounding. Other
+        inputs (float64 factors, accelerator state, blocks larger than the window) use float64.
 
     Notes
     -----
@@ -768,9 +769,9 @@ class GraB(_Balancer):
     window from its Gram matrix: the walk's state lags by less than one window and is complete at
     the end of every epoch and before any other ``observe`` call. The window adds, independent of
     d and n: the factors (W * sum_l (in_l + 1 + out_l) floats, in the gradients' dtype and in
-    float64), three W x W float64 Gram buffers (and three float32 ones with ``window_dtype="float32"``)
-    and per layer W * out_l and out_l * (in_l + 1) products (under 2.5 MB for the benchmark MLP at
-    W = 192).
+    float64), three W x W Gram buffers (float32, and one float64 for the sign loop, with
+    ``window_dtype="float32"``; three float64 otherwise) and per layer W * out_l and
+    out_l * (in_l + 1) products (under 2 MB for the benchmark MLP at W = 192).
 
     Examples
     --------
