@@ -386,6 +386,29 @@ def test_float32_window_walk_is_the_grab_walk_up_to_float32_rounding(seed):
     assert np.allclose(p._acc, G.sum(0), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("balance", ["deterministic", "probabilistic"])
+def test_float32_and_float64_windows_give_the_same_orders(balance):
+    # 3 epochs through observe_factored in blocks of 32 float32 rows (windows of 192, the last one
+    # shorter): the float32 window's products change no sign or probability draw on this input
+    F64 = _random_factors(300, 11, scale=32.0)
+    F = type(F64)([(a.float(), z.float(), w, c) for a, z, w, c in F64.layers], F64.dim, F64.scale)
+    orders = {}
+    for dtype in ("float32", "float64"):
+        p = GraB(300, seed=4, balance=balance, window_dtype=dtype)
+        seen = []
+        for _ in range(3):
+            order = p.next_epoch()
+            seen.append(order)
+            for start in range(0, 300, 32):
+                idx = order[start:start + 32]
+                p.observe_factored(idx, _rows(F, idx))
+        seen.append(p.next_epoch())
+        assert bool(p._work32) == (dtype == "float32")  # the float32 window walk ran
+        orders[dtype] = (np.stack(seen), p._m.copy())
+    assert np.array_equal(orders["float32"][0], orders["float64"][0])
+    assert np.allclose(orders["float32"][1], orders["float64"][1], rtol=1e-5, atol=1e-6)
+
+
 def test_float32_window_only_for_float32_rows_with_one_scale():
     from neurips25.perm_sgd.factored import FactoredGrads, FactorWindow
 
