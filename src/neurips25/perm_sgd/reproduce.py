@@ -37,6 +37,7 @@ from neurips25.perm_sgd.problems import L2LogisticRegression, SoftmaxRegression
 from neurips25.perm_sgd.sgd import order_error, permuted_sgd, prefix_deviation
 from neurips25.perm_sgd.theory import fit_dependence
 from neurips25.repro import Claim, Outcome, Scale, progress, register
+from neurips25.repro.intervals import mean_interval
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,13 +241,13 @@ MLP_METHODS = ("SO", "RR", "GraB")
 
 
 def paired(diff: np.ndarray) -> dict:
-    """Mean of paired differences over seeds with its 95% Student-t interval."""
-    from scipy.stats import t as student
-
-    k = len(diff)
-    mean = float(np.mean(diff))
-    half = float(student.ppf(0.975, k - 1) * np.std(diff, ddof=1) / np.sqrt(k)) if k > 1 else float("inf")
-    return {"mean": mean, "lo": mean - half, "hi": mean + half, "per_seed": [float(v) for v in diff]}
+    """Mean of paired differences over seeds with its 95% Student-t interval (none if a run diverged)."""
+    diff = np.asarray(diff, dtype=float)
+    per_seed = [float(v) for v in diff]
+    if len(diff) < 2 or not np.all(np.isfinite(diff)):
+        return {"mean": float(np.mean(diff)), "lo": float("-inf"), "hi": float("inf"), "per_seed": per_seed}
+    iv = mean_interval(diff)
+    return {"mean": iv.mean, "lo": iv.lo, "hi": iv.hi, "per_seed": per_seed}
 
 
 def experiment_mlp(cfg: Config, seed: int) -> dict:
