@@ -43,6 +43,7 @@ from neurips25.narrow_gate.tokenizer import PatchKMeansTokenizer
 from neurips25.narrow_gate.toy import AdapterToyVLM, NativeToyVLM
 from neurips25.narrow_gate.training import TrainConfig, pretrain_text_lm, train_adapter, train_native
 from neurips25.repro import Claim, Outcome, Scale, progress, register
+from neurips25.repro.intervals import mean_interval
 
 IMAGE_SIZE = 24
 
@@ -218,10 +219,9 @@ def train_pair(world: ShapesWorld, cfg: dict, patch: int, seed: int, ablation: b
 
 
 def _mean_ci(xs) -> tuple[float, float]:
-    xs = np.asarray(xs, dtype=float)
-    if len(xs) < 2:
-        return float(xs.mean()), float("nan")
-    return float(xs.mean()), float(1.96 * xs.std(ddof=1) / np.sqrt(len(xs)))
+    """Mean over seeds and the half width of its 95% Student-t interval (NaN for one seed)."""
+    iv = mean_interval(xs)
+    return iv.mean, iv.half
 
 
 def _fmt(m, h):
