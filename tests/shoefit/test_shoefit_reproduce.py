@@ -19,3 +19,19 @@ def test_smoke_reproduction(tmp_path):
     # two seeds for the headline, each with its wrong-shoe control
     assert set(by_id["c2_multiview"]["measured"]["gap_dB"]) == {"0", "1"}
     assert res["figures"] == ["figures/samples.png"]
+
+
+def test_arm_task_does_not_depend_on_what_ran_before():
+    """Ray runs the arms in any order and worker: an arm's result is a function of its item alone."""
+    import torch
+
+    from neurips25.shoefit.reproduce import _arm_task, _dataset, _rebuild
+
+    item_c = ("C_view_axis", 0, 8, 4, 2, 2, 2e-3, 2, 0)
+    first = _arm_task(item_c)
+    _arm_task(("D_layered", 1, 8, 4, 3, 2, 2e-3, 2, 1))  # another seed's data and RNG use in between
+    _dataset.cache_clear()
+    again = _arm_task(item_c)
+    assert torch.equal(first["pred"], again["pred"]) and first["psnr"] == again["psnr"]
+    rebuilt = _rebuild("C_view_axis", again["state"])
+    assert all(torch.equal(v, rebuilt.state_dict()[k]) for k, v in first["state"].items())

@@ -24,13 +24,14 @@ Variants: (A) view 0 only; (B) 4 views, all at v = 1; (C) 4 views, v = 1..4; (D)
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from neurips25.repro import Claim, Outcome, Scale, progress, register
+from neurips25.repro import Claim, LocalContext, Outcome, Scale, progress, register
 from neurips25.shoefit.attention import LayeredRefAttnProcessor
 from neurips25.shoefit.data import MVShoesLite
 from neurips25.shoefit.metrics import contamination_slope, masked_psnr, side_color_accuracy
@@ -189,8 +190,35 @@ def _grid_figure(preds: dict, test: MVShoesLite, out: Path, k: int = 6) -> None:
     fig.savefig(out / "figures" / "samples.png", dpi=110)
 
 
+@functools.lru_cache(maxsize=2)
+def _dataset(n: int, seed: int, split: str) -> MVShoesLite:
+    """One process's copy of a split (the arms of a seed share it; rebuilt, not shipped, on a Ray worker)."""
+    return MVShoesLite(n, seed=seed, res=RES, split=split)
+
+
+def _arm_task(item: tuple) -> dict:
+    """One arm (a ``ctx.map`` item): train variant ``name`` at seed ``s`` and sample the test set.
+
+    ``item = (name, s, n_train, n_test, steps, batch, lr, sample_steps, test_seed)``; returns the metrics, the
+    samples, the weights (for the controls, which run in the caller) and the training CPU seconds.
+    """
+    name, s, n_train, n_test, steps, batch, lr, sample_steps, test_seed = item
+    train, test = _dataset(n_train, s, "train"), _dataset(n_test, test_seed, "test")
+    t0 = time.process_time()
+    model = train_variant(name, train, steps, batch, lr, s, desc=f"{name} seed {s}")
+    t_train = time.process_time() - t0
+    pred = sample(model, test, VARIANTS[name][0], sample_steps, test_seed)
+    return {**evaluate(pred, test), "pred": pred, "state": model.state_dict(), "train_cpu_s": t_train}
+
+
+def _rebuild(name: str, state: dict) -> ShoeFitTransformer:
+    model = ShoeFitTransformer(**MODEL, **VARIANTS[name][1])
+    model.load_state_dict(state)
+    return model.eval()
+
+
 @register("shoefit")
-def run(scale: Scale, seed: int, out: Path) -> Outcome:
+def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     n_train = scale.pick(smoke=32, quick=1500, paper=6000)
     n_test = scale.pick(smoke=8, quick=128, paper=600)
     steps = scale.pick(smoke=4, quick=500, paper=3000)
@@ -240,22 +268,18 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         f"shift {ex['hw_shift']:.1e}, permutation with ids {ex['view_permutation_with_ids']:.1e} (need <= 1e-5); "
         f"controls {ex['control_nonzero_modulation']:.1e}, {ex['control_view_permutation_alone']:.1e} (need > 1e-5)"))
 
-    # data
-    train_sets = {s: MVShoesLite(n_train, seed=s, res=RES, split="train") for s in seeds}
-    test = MVShoesLite(n_test, seed=seed, res=RES, split="test")
-
+    # the arms: independent given their seed, so ctx.map runs them in this process locally and as parallel tasks
+    # on Ray (each builds its own copy of the data from the seed); the controls below reuse the returned weights
+    ctx = ctx if ctx is not None else LocalContext()
+    arms = [(name, s) for s in seeds for name in variants if s == seeds[0] or name in twice]
+    done = ctx.map(_arm_task, [(name, s, n_train, n_test, steps, batch, lr, sample_steps, seed) for name, s in arms],
+                   desc="arms")
+    test = _dataset(n_test, seed, "test")
     results, models, t_train = {}, {}, {}
-    for s in seeds:
-        for name in variants:
-            if s != seeds[0] and name not in twice:
-                continue
-            views = VARIANTS[name][0]
-            t0 = time.process_time()
-            model = train_variant(name, train_sets[s], steps, batch, lr, s, desc=f"{name} seed {s}")
-            t_train[f"{name}@{s}"] = time.process_time() - t0
-            pred = sample(model, test, views, sample_steps, seed)
-            results[(name, s)] = {**evaluate(pred, test), "pred": pred}
-            models[(name, s)] = model
+    for (name, s), r in zip(arms, done):
+        models[(name, s)] = _rebuild(name, r.pop("state"))
+        t_train[f"{name}@{s}"] = r.pop("train_cpu_s")
+        results[(name, s)] = r
 
     s0, s1 = seeds[0], seeds[1]
     # c2: the headline at each seed, with the wrong-shoe control
