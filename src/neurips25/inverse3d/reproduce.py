@@ -503,7 +503,8 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                                                   inside=inside, best_baseline=best_base, reduction=gap,
                                                   control_reduction=1 - mean[ctrl] / mean[best_base]),
                     summary=(f"3DID-full C_DV {mean[full]:.3f} vs best baseline {best_base} {mean[best_base]:.3f}: "
-                             f"{gap:+.1%} below (needs >= 5%), valid {valid[full]:.0%}; control (shuffled drag) "
+                             f"{abs(gap):.1%} {'below' if gap >= 0 else 'above'} (needs >= 5% below), valid "
+                             f"{valid[full]:.0%}; control (shuffled drag) "
                              f"{mean[ctrl]:.3f} ({1 - mean[ctrl] / mean[best_base]:+.1%})"),
                     note=f"{len(seeds)} seed(s), top {cfg.k} of {cfg.n_pool} designs per method, {cfg.n_shapes} "
                          f"training bodies")
