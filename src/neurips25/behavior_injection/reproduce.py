@@ -91,14 +91,27 @@ CONFIGS = {
 }
 
 
-def greedy_accuracy(model, tok, problems, max_new_tokens, batch=100) -> float:
-    hits = []
+def greedy_scores(model, tok, problems, max_new_tokens, batch=100) -> tuple[float, float]:
+    """Greedy exact-match accuracy (the criterion's metric) and chain accuracy (``MiniIGSM.chain_reward``:
+    the answer AND every reference step right) on the same completions."""
+    hits, chains = [], []
     for s in range(0, len(problems), batch):
         qs = problems[s:s + batch]
         ro = sample_rollouts(model, tok, [q.question for q in qs], 1, max_new_tokens, greedy=True)
         r, _ = score_rollouts(ro, qs, MiniIGSM.reward)
         hits.extend(r[:, 0])
-    return float(np.mean(hits))
+        chains.extend(MiniIGSM.chain_reward(q, t) for q, t in zip(qs, ro.texts))
+    return float(np.mean(hits)), float(np.mean(chains))
+
+
+def greedy_accuracy(model, tok, problems, max_new_tokens, batch=100) -> float:
+    return greedy_scores(model, tok, problems, max_new_tokens, batch)[0]
+
+
+def lucky_fraction(groups, problems) -> float:
+    """Share of the rewarded sampled rollouts whose chain is wrong (right answer by luck or a wrong chain)."""
+    rewarded = [(q, t) for g, q in zip(groups, problems) for t, r in zip(g.rollouts.texts, g.rewards) if r == 1]
+    return float(np.mean([1.0 - MiniIGSM.chain_reward(q, t) for q, t in rewarded])) if rewarded else float("nan")
 
 
 def pretrain(cfg: Config, tok, seed: int):
@@ -124,8 +137,8 @@ def run_arm(cfg: Config, splits, tok, base, arm: str, seed: int, log) -> dict:
     t_sft = time.perf_counter() - t0
     rec = {"sft_loss_last": float(np.mean(losses[-20:])), "sft_words": float(np.mean([len(c.split())
                                                                                       for c in comps]))}
-    rec["sft_acc_id"] = greedy_accuracy(model, tok, splits.eval_id, cfg.max_new_tokens)
-    rec["sft_acc_ood"] = greedy_accuracy(model, tok, splits.eval_ood, cfg.ood_new_tokens)
+    rec["sft_acc_id"], rec["sft_chain_id"] = greedy_scores(model, tok, splits.eval_id, cfg.max_new_tokens)
+    rec["sft_acc_ood"], rec["sft_chain_ood"] = greedy_scores(model, tok, splits.eval_ood, cfg.ood_new_tokens)
     torch.manual_seed(seed)
     groups = sample_groups(model, tok, splits.probe, MiniIGSM.reward, lambda q: q.question, cfg.probe_n,
                            cfg.max_new_tokens)
@@ -133,7 +146,7 @@ def run_arm(cfg: Config, splits, tok, base, arm: str, seed: int, log) -> dict:
     ci = co_influence(model, groups)
     rec.update(alpha_probe=alpha, informativeness=informativeness(alpha), frac_zero_std=frac_zero_std(alpha),
                co_influence=ci["mean"], co_influence_cosine=ci["cosine"], n_informative=len(ci["index"]),
-               sampled_acc_probe=float(alpha.mean()))
+               sampled_acc_probe=float(alpha.mean()), lucky_frac_probe=lucky_fraction(groups, splits.probe))
     if arm == "plain":
         rec["_groups"], rec["_model"] = groups, copy.deepcopy(model)
     t1 = time.perf_counter()
@@ -151,13 +164,16 @@ def run_arm(cfg: Config, splits, tok, base, arm: str, seed: int, log) -> dict:
         for k in timing:
             timing[k] += st[k]
     t_rl = time.perf_counter() - t1
-    rec["rl_acc_id"] = greedy_accuracy(model, tok, splits.eval_id, cfg.max_new_tokens)
-    rec["rl_acc_ood"] = greedy_accuracy(model, tok, splits.eval_ood, cfg.ood_new_tokens)
+    rec["rl_acc_id"], rec["rl_chain_id"] = greedy_scores(model, tok, splits.eval_id, cfg.max_new_tokens)
+    rec["rl_acc_ood"], rec["rl_chain_ood"] = greedy_scores(model, tok, splits.eval_ood, cfg.ood_new_tokens)
     rec.update(gain_id=rec["rl_acc_id"] - rec["sft_acc_id"], gain_ood=rec["rl_acc_ood"] - rec["sft_acc_ood"],
+               gain_chain_id=rec["rl_chain_id"] - rec["sft_chain_id"],
                rl_reward_curve=curve, rl_frac_zero_std_curve=zero, time_sft_s=t_sft, time_rl_s=t_rl,
                rl_timing_s=timing)
-    log(f"{arm} seed {seed}: SFT acc ID {rec['sft_acc_id']:.3f} OOD {rec['sft_acc_ood']:.3f}; RL acc ID "
-        f"{rec['rl_acc_id']:.3f} OOD {rec['rl_acc_ood']:.3f}; informativeness {rec['informativeness']:.3f}")
+    log(f"{arm} seed {seed}: SFT acc ID {rec['sft_acc_id']:.3f} (chain {rec['sft_chain_id']:.3f}) OOD "
+        f"{rec['sft_acc_ood']:.3f}; RL acc ID {rec['rl_acc_id']:.3f} (chain {rec['rl_chain_id']:.3f}) OOD "
+        f"{rec['rl_acc_ood']:.3f}; informativeness {rec['informativeness']:.3f}; lucky rewarded probe rollouts "
+        f"{rec['lucky_frac_probe']:.2f}")
     return rec
 
 
@@ -290,8 +306,10 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     plain_acc = mean_over("plain", "sft_acc_id")
     in_band = BAND[0] <= plain_acc <= BAND[1]
     table = {arm: {k: mean_over(arm, k) for k in ("sft_acc_id", "rl_acc_id", "gain_id", "sft_acc_ood",
-                                                  "rl_acc_ood", "gain_ood", "informativeness", "frac_zero_std",
-                                                  "co_influence", "co_influence_cosine")} for arm in cfg.arms}
+                                                  "rl_acc_ood", "gain_ood", "sft_chain_id", "rl_chain_id",
+                                                  "gain_chain_id", "lucky_frac_probe", "informativeness",
+                                                  "frac_zero_std", "co_influence", "co_influence_cosine")}
+             for arm in cfg.arms}
     passed = bool(d_id.mean() >= MARGIN)
     ctrl_passes = f_id is not None and bool(f_id.mean() >= MARGIN)
     verdict = None if not in_band else (passed and not ctrl_passes if not (passed and ctrl_passes) else None)
@@ -299,6 +317,7 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     ci = (f" (per seed {', '.join(f'{d:+.3f}' for d in d_id)}; seeds {'agree' if agree else 'DISAGREE'})"
           if len(d_id) > 1 else " (1 seed)")
     claims[1].judge(verdict, {"gain_diff_id_per_seed": d_id, "gain_diff_ood_per_seed": d_ood,
+                              "chain_gain_diff_id_per_seed": diffs("bridge", "gain_chain_id"),
                               "filler_minus_plain_id": f_id, "plain_sft_acc_id": plain_acc,
                               "arms": table},
                     note=("plain SFT accuracy outside the moderate band: inconclusive by the criterion's setting"
