@@ -4,7 +4,16 @@ import numpy as np
 import pytest
 import torch
 
-from neurips25.behavior_injection import GRPO, group_advantages, grpo_objective, sample_rollouts, score_rollouts
+from neurips25.behavior_injection import (
+    GRPO,
+    MiniIGSM,
+    build_tokenizer,
+    group_advantages,
+    grpo_objective,
+    sample_rollouts,
+    score_rollouts,
+    tiny_llama,
+)
 
 
 def test_advantages_closed_form():
@@ -96,3 +105,23 @@ def test_step_learns_a_rewarded_token(tok, task):
 def test_bad_trainer_args(tok, model64, kw, msg):
     with pytest.raises(ValueError, match=msg):
         GRPO(model64, tok, **kw)
+
+
+def test_sampling_has_no_top_k_on_a_large_vocabulary(monkeypatch):
+    """Pure sampling: transformers' global default top_k=50 must not apply (a 61-token vocabulary here, as
+    SmolLM2's 49k), and every token keeps its policy probability."""
+    from transformers.generation import logits_process
+
+    big = MiniIGSM(n_ops=2, mod=23, seed=0)
+    tok = build_tokenizer(big.vocabulary())
+    assert len(tok) > 50
+    model = tiny_llama(len(tok), d_model=16, n_layers=1, n_heads=2, max_len=96, seed=0, tokenizer=tok)
+
+    def refuse(self, input_ids, scores):
+        raise AssertionError(f"a top-k warper (k={self.top_k}) truncated the sampling distribution")
+
+    monkeypatch.setattr(logits_process.TopKLogitsWarper, "__call__", refuse)
+    monkeypatch.setattr(logits_process.TopPLogitsWarper, "__call__", refuse)
+    torch.manual_seed(0)
+    ro = sample_rollouts(model, tok, [big.sample().question for _ in range(2)], 4, 6)
+    assert ro.completion_ids.shape[0] == 8

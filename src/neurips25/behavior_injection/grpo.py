@@ -124,8 +124,11 @@ def sample_rollouts(model, tokenizer, prompts: Sequence[str], n: int, max_new_to
     if ids.shape[1] + max_new_tokens > ctx:
         raise ValueError(f"rollouts would exceed the context: prompt of {ids.shape[1]} tokens + "
                          f"`max_new_tokens`={max_new_tokens} > max_position_embeddings={ctx}")
+    # top_k=0 switches top-k off: None would fall back to transformers' global default top_k=50, which
+    # truncates the sampling distribution of any vocabulary above 50 tokens (the policy would no longer be the
+    # distribution whose log-probs GRPO trains)
     gc = GenerationConfig(do_sample=not greedy, temperature=float(temperature) if not greedy else None,
-                          top_k=None, top_p=None, max_new_tokens=int(max_new_tokens),
+                          top_k=None if greedy else 0, top_p=None, max_new_tokens=int(max_new_tokens),
                           num_return_sequences=1 if greedy else int(n), use_cache=use_cache,
                           pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
                           bos_token_id=tokenizer.bos_token_id)
