@@ -38,7 +38,7 @@ def burn(item):
 
 @register("ray_fanout", title="fans out inside the reproduction with ctx.map")
 def run_fanout(scale, seed, out, ctx):
-    vals = ctx.map(burn, [(seed + k, 20000) for k in range(4)])
+    vals = ctx.map(burn, [(seed + k, 2000000) for k in range(4)])
     return [Claim("c1", "fan-out", "any", kind="headline").judge(True, {"vals": vals, "ctx": ctx.kind})]
 
 

@@ -19,6 +19,7 @@ SFT + GRPO arms).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -27,6 +28,8 @@ class LocalContext:
     """``map`` runs in this process, in order."""
 
     kind = "local"
+    #: CPU seconds of mapped items that ran outside this process (none here: it is in the process's own time)
+    task_cpu_s = 0.0
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any], desc: str = "") -> list:
         """``[fn(item) for item in items]``, with a progress bar on a terminal (``desc`` labels it)."""
@@ -42,7 +45,9 @@ def _capped_call(fn, item, threads: int):
     from neurips25.repro.threads import thread_cap
 
     with thread_cap(threads):
-        return fn(item)
+        t0 = time.process_time()
+        out = fn(item)
+        return out, time.process_time() - t0
 
 
 class RayContext:
@@ -52,6 +57,7 @@ class RayContext:
 
     def __init__(self, threads: int = 1, num_cpus: float = 1):
         self.threads, self.num_cpus = threads, num_cpus
+        self.task_cpu_s = 0.0  # the tasks' CPU seconds, added to the unit's own by the runner
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any], desc: str = "") -> list:
         """One task per item; results in input order (``desc`` labels the local fallback's bar)."""
@@ -63,7 +69,9 @@ class RayContext:
         if not ray.is_initialized():  # called outside a Ray worker: behave like the local context
             return LocalContext().map(fn, items, desc=desc)
         task = ray.remote(_capped_call).options(num_cpus=self.num_cpus, max_retries=1)
-        return ray.get([task.remote(fn, item, self.threads) for item in items])
+        done = ray.get([task.remote(fn, item, self.threads) for item in items])
+        self.task_cpu_s += sum(cpu for _, cpu in done)
+        return [out for out, _ in done]
 
 
 def make_context(kind: str, threads: int = 1):

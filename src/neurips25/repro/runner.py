@@ -64,6 +64,7 @@ def execute_unit(slug: str, scale: str, seed: int, context: str = "local", modul
         torch = sys.modules.get("torch")
         torch_threads = torch.get_num_threads() if torch is not None else None
         t0, cpu0, children0 = time.perf_counter(), time.process_time(), _children_cpu()
+        ctx = None  # the reproduction's context, if it takes one: its Ray tasks' CPU belongs to the unit
         with open(mdir / "log.txt", "w", encoding="utf-8") as log:
             handler = logging.StreamHandler(log)
             handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
@@ -80,7 +81,7 @@ def execute_unit(slug: str, scale: str, seed: int, context: str = "local", modul
                         seed_everything(seed)
                         kwargs = {}
                         if "ctx" in inspect.signature(runner).parameters:
-                            kwargs["ctx"] = make_context(context, threads_for(slug))
+                            kwargs["ctx"] = ctx = make_context(context, threads_for(slug))
                         returned = runner(scale=scale_, seed=seed, out=mdir, **kwargs)
                     outcome = returned if isinstance(returned, Outcome) else Outcome(list(returned))
                     pending = [c.id for c in outcome.claims if c.verdict is Verdict.PENDING]
@@ -97,7 +98,7 @@ def execute_unit(slug: str, scale: str, seed: int, context: str = "local", modul
                 if torch is not None and torch_threads is not None:  # never leak a setting to the next unit
                     torch.set_num_threads(torch_threads)
         wall = time.perf_counter() - t0
-        cpu = (time.process_time() - cpu0) + (_children_cpu() - children0)
+        cpu = (time.process_time() - cpu0) + (_children_cpu() - children0) + getattr(ctx, "task_cpu_s", 0.0)
         files = {str(p.relative_to(mdir)): p.read_bytes() for p in sorted(mdir.rglob("*")) if p.is_file()}
     figures = sorted(f for f in files if f.startswith("figures/") and f.endswith(".png"))
     result = {
