@@ -11,3 +11,33 @@ def test_smoke_reproduction(tmp_path):
     assert all(c["verdict"] != "pending" and c["summary"] for c in res["claims"])
     assert [c["kind"] for c in res["claims"]].count("headline") == 1
     assert res["figures"] == ["figures/rl_curves_alpha_hist.png"]
+
+
+def test_arm_task_does_not_depend_on_what_ran_before():
+    """One ctx.map runs every (seed, arm): on Ray in any order and worker, so a record is a function of its
+    item alone (the torch RNG state another arm left behind must not leak in)."""
+    import dataclasses
+
+    import numpy as np
+    import torch
+
+    from neurips25.behavior_injection.data import make_splits
+    from neurips25.behavior_injection.model import build_tokenizer
+    from neurips25.behavior_injection.reproduce import CONFIGS, _arm_task, pretrain
+
+    cfg = dataclasses.replace(CONFIGS["smoke"], n_sft=60, sft_steps=3, rl_steps=1, n_eval=6, n_probe=4)
+    tok = build_tokenizer(make_splits(0, 1, 1, 1, 1, cfg.id_ops, cfg.ood_ops, cfg.mod, cfg.distractors)
+                          .task.vocabulary())
+    base = pretrain(cfg, tok, 0)
+    split = lambda s: make_splits(s, cfg.n_sft, 40, cfg.n_probe, cfg.n_eval, cfg.id_ops, cfg.ood_ops, cfg.mod,
+                                  cfg.distractors)
+    item = (cfg, split(0), tok, base, "plain", 0)
+    first, _ = _arm_task(item)
+    torch.manual_seed(123)
+    _arm_task((cfg, split(1), tok, base, "bridge", 1))  # another seed's arm, its RNG use, in between
+    again, _ = _arm_task(item)
+    for key in ("sft_acc_id", "rl_acc_id", "rl_acc_ood", "co_influence", "rl_reward_curve"):
+        assert np.array_equal(first[key], again[key], equal_nan=True), key
+    np.testing.assert_array_equal(first["alpha_probe"], again["alpha_probe"])
+    # the sampled probe rollouts themselves (the plain arm keeps its groups for the influence check)
+    assert [g.rollouts.texts for g in first["_groups"]] == [g.rollouts.texts for g in again["_groups"]]

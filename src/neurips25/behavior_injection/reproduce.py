@@ -91,6 +91,17 @@ CONFIGS = {
 }
 
 
+# Configurations outside the three scales, run with ``run_config`` for the diagnoses in the docs (not by the CLI).
+DIAGNOSTIC_CONFIGS = {
+    # c2 on a model that chains (docs, "v2.4"): the issue's research-note size (d=128 L=4, 664k parameters) at
+    # SFT lr 1e-3, where plain SFT 600 steps reached 0.66 ID exact match with the first correct 2-op chains
+    # (v2.3 addendum); GRPO at the SFT's final learning rate (the v2.2 rule: 1e-4 here) on 16 queries a step
+    "chain_664k": Config(seeds=3, arms=("plain", "bridge", "filler"), d_model=128, n_layers=4, n_heads=4,
+                         pretrain_steps=1500, sft_steps=600, sft_lr=1e-3, rl_steps=80, rl_queries=16, rl_lr=1e-4,
+                         n_eval=500),
+}
+
+
 def greedy_scores(model, tok, problems, max_new_tokens, batch=100) -> tuple[float, float]:
     """Greedy exact-match accuracy (the criterion's metric) and chain accuracy (``MiniIGSM.chain_reward``:
     the answer AND every reference step right) on the same completions."""
@@ -235,11 +246,17 @@ def _arm_task(item) -> tuple[dict, list[str]]:
 
 @register("behavior_injection")
 def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
+    return run_config(CONFIGS[str(scale)], seed, out, ctx, label=f"scale={scale}")
+
+
+def run_config(cfg: Config, seed: int, out: Path, ctx=None, label: str = "custom config") -> Outcome:
+    """The reproduction under any :class:`Config` (``run`` passes the scale's; diagnostics pass their own,
+    e.g. ``DIAGNOSTIC_CONFIGS``), judged by the same fixed criteria."""
     import torch
 
+    if not isinstance(cfg, Config):
+        raise TypeError(f"`cfg` must be a behavior_injection Config, got {type(cfg).__name__}")
     ctx = ctx if ctx is not None else LocalContext()
-
-    cfg = CONFIGS[str(scale)]
     t_start = time.perf_counter()
     logs: list[str] = []
     claims = [
@@ -268,15 +285,20 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     tok = build_tokenizer(vocab_task.vocabulary())
     torch.manual_seed(seed)
     base = pretrain(cfg, tok, seed)
+    splits_of = {}
     for k in range(cfg.seeds):
+        torch.manual_seed(seed + k)
+        splits_of[seed + k] = make_splits(seed + k, cfg.n_sft, 400, cfg.n_probe, cfg.n_eval, cfg.id_ops,
+                                          cfg.ood_ops, cfg.mod, cfg.distractors)
+    # every (seed, arm) is independent given the base model (each seeds its own SFT, sampling and RL): one
+    # ctx.map over all of them runs here locally, in order, and as parallel Ray tasks on a cluster
+    items = [(cfg, splits_of[seed + k], tok, base, arm, seed + k) for k in range(cfg.seeds) for arm in cfg.arms]
+    done = ctx.map(_arm_task, items, desc="arms x seeds")
+    for k in range(cfg.seeds):
+        chunk = done[k * len(cfg.arms):(k + 1) * len(cfg.arms)]
+        recs = {arm: rec for arm, (rec, _) in zip(cfg.arms, chunk)}
+        logs.extend(line for _, lines in chunk for line in lines)
         s = seed + k
-        torch.manual_seed(s)
-        splits = make_splits(s, cfg.n_sft, 400, cfg.n_probe, cfg.n_eval, cfg.id_ops, cfg.ood_ops, cfg.mod,
-                             cfg.distractors)
-        # the arms are independent given the base model: ctx.map runs them here locally, as parallel Ray tasks
-        done = ctx.map(_arm_task, [(cfg, splits, tok, base, arm, s) for arm in cfg.arms], desc=f"arms, seed {s}")
-        recs = {arm: rec for arm, (rec, _) in zip(cfg.arms, done)}
-        logs.extend(line for _, lines in done for line in lines)
         if k == 0:
             infl = influence_checks(recs["plain"]["_model"], recs["plain"]["_groups"], cfg.influence_groups, s)
         for r in recs.values():
@@ -347,7 +369,7 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     wall = time.perf_counter() - t_start
     return Outcome(claims, metrics={"config": dataclasses.asdict(cfg), "per_seed": per_seed, "arms": table,
                                     "influence": infl, "log": logs, "wall_s": wall},
-                   notes=(f"scale={scale}: {cfg.seeds} paired seed(s), arms {cfg.arms}; tiny Llama d={cfg.d_model} "
+                   notes=(f"{label}: {cfg.seeds} paired seed(s), arms {cfg.arms}; tiny Llama d={cfg.d_model} "
                           f"L={cfg.n_layers} trained from scratch on mini-iGSM mod {cfg.mod}, ID ops {cfg.id_ops}, "
                           f"OOD ops {cfg.ood_ops}; SFT {cfg.sft_steps} steps x {cfg.sft_batch}, GRPO "
                           f"{cfg.rl_steps} steps x {cfg.rl_queries} queries x {cfg.group_size} rollouts; "
