@@ -1,6 +1,10 @@
 """Benchmark: rollout throughput with vs without the KV cache, and the GRPO step's time breakdown.
 
-Target (issue #19): >= 10x tokens/s with the KV cache at 40 new tokens. Where TRL is installed
+Target (issue #19): >= 10x tokens/s with the KV cache at 40 new tokens, measured at two model sizes: the
+reproduction's quick model (d=64, L=2, 85k parameters) and the size of the issue's research note (d=128, L=4,
+663k; the note's "0.8M-parameter" model, ~16x measured there). The uncached path re-encodes the whole prefix at
+every step, so its cost grows with the model's per-token compute, while at 85k parameters both paths are
+dominated by transformers' per-step Python. Where TRL is installed
 (``neurips25[rl]``), our GRPO loss + backward is timed against TRL's ``GRPOTrainer.compute_loss`` + backward
 on the same batch (rollouts, advantages, ``pi_old``), after checking the two agree.
 
@@ -18,28 +22,42 @@ import torch
 
 from neurips25.behavior_injection import GRPO, MiniIGSM, build_tokenizer, sample_rollouts, tiny_llama
 
+SIZES = {"quick_d64_L2": (64, 2), "note_d128_L4": (128, 4)}
 
-def main(n_queries: int = 16, group: int = 8, new_tokens: int = 40, repeats: int = 2) -> dict:
-    torch.manual_seed(0)
-    task = MiniIGSM(n_ops=(2, 3), mod=11, distractors=(0, 0), seed=0)
-    tok = build_tokenizer(task.vocabulary())
-    model = tiny_llama(len(tok), d_model=64, n_layers=2, n_heads=4, seed=0, tokenizer=tok)
-    qs = task.samples(n_queries)
-    prompts = [q.question for q in qs]
-    out = {}
-    for cache in (True, False):
-        best, best_cpu = float("inf"), float("inf")
-        for _ in range(repeats):
+
+def kv_cache_ratio(model, tok, prompts, group, new_tokens, repeats) -> dict:
+    """Best-of-``repeats`` rollout throughput with and without the KV cache, the two paths alternating."""
+    best = {c: [float("inf"), float("inf")] for c in (True, False)}
+    n_tok = {}
+    for _ in range(repeats):
+        for cache in (True, False):
+            torch.manual_seed(0)  # the same sampled tokens on both paths
             t, c = time.perf_counter(), time.process_time()
             ro = sample_rollouts(model, tok, prompts, group, new_tokens, use_cache=cache)
-            best, best_cpu = min(best, time.perf_counter() - t), min(best_cpu, time.process_time() - c)
-        n_tok = int(ro.completion_mask.sum())
-        out["with_cache" if cache else "without_cache"] = {"seconds": best, "cpu_seconds": best_cpu,
-                                                            "tokens": n_tok, "tokens_per_s": n_tok / best,
-                                                            "tokens_per_cpu_s": n_tok / best_cpu}
+            wall, cpu = time.perf_counter() - t, time.process_time() - c
+            best[cache] = [min(best[cache][0], wall), min(best[cache][1], cpu)]
+            n_tok[cache] = int(ro.completion_mask.sum())
+    out = {("with_cache" if c else "without_cache"): {"seconds": w, "cpu_seconds": cp, "tokens": n_tok[c],
+                                                      "tokens_per_s": n_tok[c] / w, "tokens_per_cpu_s": n_tok[c] / cp}
+           for c, (w, cp) in best.items()}
+    out["parameters"] = sum(p.numel() for p in model.parameters())
     # wall-clock ratio, and the CPU-time ratio (1 thread: robust to other processes on a shared machine)
     out["kv_cache_speedup"] = out["with_cache"]["tokens_per_s"] / out["without_cache"]["tokens_per_s"]
     out["kv_cache_speedup_cpu"] = out["with_cache"]["tokens_per_cpu_s"] / out["without_cache"]["tokens_per_cpu_s"]
+    return out
+
+
+def main(n_queries: int = 16, group: int = 8, new_tokens: int = 40, repeats: int = 3) -> dict:
+    torch.manual_seed(0)
+    task = MiniIGSM(n_ops=(2, 3), mod=11, distractors=(0, 0), seed=0)
+    tok = build_tokenizer(task.vocabulary())
+    qs = task.samples(n_queries)
+    prompts = [q.question for q in qs]
+    out = {"kv_cache": {}}
+    for name, (d, L) in SIZES.items():
+        m = tiny_llama(len(tok), d_model=d, n_layers=L, n_heads=4, seed=0, tokenizer=tok)
+        out["kv_cache"][name] = kv_cache_ratio(m, tok, prompts, group, new_tokens, repeats)
+    model = tiny_llama(len(tok), d_model=64, n_layers=2, n_heads=4, seed=0, tokenizer=tok)
     tr = GRPO(model, tok, group_size=group, max_new_tokens=new_tokens)
     rng = np.random.default_rng(0)
     reward = lambda q, c: float(rng.random() < 0.5)  # random binary rewards: every group informative
