@@ -41,3 +41,12 @@ def test_arm_task_does_not_depend_on_what_ran_before():
     np.testing.assert_array_equal(first["alpha_probe"], again["alpha_probe"])
     # the sampled probe rollouts themselves (the plain arm keeps its groups for the influence check)
     assert [g.rollouts.texts for g in first["_groups"]] == [g.rollouts.texts for g in again["_groups"]]
+
+
+def test_run_config_rejects_a_non_config(tmp_path):
+    import pytest
+
+    from neurips25.behavior_injection.reproduce import run_config
+
+    with pytest.raises(TypeError, match="`cfg` must be a behavior_injection Config"):
+        run_config({"seeds": 1}, 0, tmp_path)
