@@ -324,7 +324,8 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     if ("E_gated_add", s0) in results:
         extra["E_gated_add"] = results[("E_gated_add", s0)]["leak_slope"]
     claims[3].judge((cut >= 0.3) if ctrl_cut < 0.3 else None, {
-        "leak_slope_C": lc, "leak_slope_D": ld, "cut": cut, "control_C_seed2_leak": lc2, "control_cut": ctrl_cut,
+        "leak_slope_C": lc, "leak_slope_D": ld, "cut": cut, "control_C_other_seed_leak": lc2, "control_seed": s1,
+        "control_cut": ctrl_cut,
         **extra, "psnr_D": results[("D_layered", s0)]["psnr"], "psnr_C": results[("C_view_axis", s0)]["psnr"]},
         note=note + ". Slope: shoe-region colour error (pred - GT, [0, 1] units) on the background mean colour; "
         "the GT contains the physical scene tint, so a faithful render has slope 0",
