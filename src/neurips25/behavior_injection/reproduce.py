@@ -70,6 +70,10 @@ class Config:
     sft_lr: float = 5e-3
     rl_steps: int = 40
     rl_queries: int = 8
+    # the RL query pool (reconstructed: the paper's RL set size is not known); GRPO draws rl_queries a step from
+    # it, so 400 is reused 0.8x at quick, 1.6x at paper, 3.2x in v2.4 (docs, v2.4b: the training reward rises,
+    # held-out accuracy does not)
+    n_rl: int = 400
     group_size: int = 8
     rl_lr: float = 5e-4
     beta: float = 0.0
@@ -100,6 +104,8 @@ DIAGNOSTIC_CONFIGS = {
                          pretrain_steps=1500, sft_steps=600, sft_lr=1e-3, rl_steps=80, rl_queries=16, rl_lr=1e-4,
                          n_eval=500),
 }
+# the same with a fresh RL pool (5000 problems for 80 x 16 draws: almost no query seen twice), after v2.4b
+DIAGNOSTIC_CONFIGS["chain_664k_fresh"] = dataclasses.replace(DIAGNOSTIC_CONFIGS["chain_664k"], n_rl=5000)
 
 
 def greedy_scores(model, tok, problems, max_new_tokens, batch=100) -> tuple[float, float]:
@@ -288,7 +294,7 @@ def run_config(cfg: Config, seed: int, out: Path, ctx=None, label: str = "custom
     splits_of = {}
     for k in range(cfg.seeds):
         torch.manual_seed(seed + k)
-        splits_of[seed + k] = make_splits(seed + k, cfg.n_sft, 400, cfg.n_probe, cfg.n_eval, cfg.id_ops,
+        splits_of[seed + k] = make_splits(seed + k, cfg.n_sft, cfg.n_rl, cfg.n_probe, cfg.n_eval, cfg.id_ops,
                                           cfg.ood_ops, cfg.mod, cfg.distractors)
     # every (seed, arm) is independent given the base model (each seeds its own SFT, sampling and RL): one
     # ctx.map over all of them runs here locally, in order, and as parallel Ray tasks on a cluster
