@@ -71,8 +71,8 @@ class Config:
     rl_steps: int = 40
     rl_queries: int = 8
     # the RL query pool (reconstructed: the paper's RL set size is not known); GRPO draws rl_queries a step from
-    # it, so 400 is reused 0.8x at quick, 1.6x at paper, 3.2x in v2.4 (docs, v2.4b: the training reward rises,
-    # held-out accuracy does not)
+    # it: 400 is revisited 0.8x at quick, 3.2x in v2.4, ~13x in v2.4b (docs: the training reward rises, held-out
+    # accuracy does not); the paper scale draws from 5000
     n_rl: int = 400
     group_size: int = 8
     rl_lr: float = 5e-4
@@ -85,27 +85,33 @@ class Config:
     influence_groups: int = 6
 
 
+# c2 needs a model that chains (docs, v2.4): the issue's research-note size (d=128 L=4, 664k parameters) at SFT
+# lr 1e-3, where plain SFT 600 steps reached 0.66 ID exact match with the first correct 2-op chains (v2.3
+# addendum); GRPO at the SFT's final learning rate (the v2.2 rule: 1e-4 here) on 16 queries a step
+_CHAIN_664K = dict(d_model=128, n_layers=4, n_heads=4, pretrain_steps=1500, sft_steps=600, sft_lr=1e-3, rl_steps=80,
+                   rl_queries=16, rl_lr=1e-4, n_eval=500)
+
 CONFIGS = {
     "smoke": Config(seeds=1, arms=("plain", "bridge", "filler"), n_sft=300, pretrain_steps=6, sft_steps=8,
                     sft_batch=16, rl_steps=2, rl_queries=4, group_size=4, n_eval=16, n_probe=6, probe_n=4,
                     influence_groups=3, d_model=32, n_heads=2, max_new_tokens=48, ood_new_tokens=64),
     "quick": Config(),
-    "paper": Config(seeds=3, arms=("plain", "bridge", "filler", "explore_only", "exploit_only"), rl_steps=80,
-                    n_eval=500, n_probe=48, probe_n=16),
+    # since v2.4 the 664k model that chains, with a fresh RL pool (5000 problems for 80 x 16 draws: almost no
+    # query seen twice); ~47 CPU-minutes, ~28 min with `--executor ray --jobs 2`
+    "paper": Config(seeds=3, arms=("plain", "bridge", "filler"), n_rl=5000, **_CHAIN_664K),
 }
 
 
 # Configurations outside the three scales, run with ``run_config`` for the diagnoses in the docs (not by the CLI).
 DIAGNOSTIC_CONFIGS = {
-    # c2 on a model that chains (docs, "v2.4"): the issue's research-note size (d=128 L=4, 664k parameters) at
-    # SFT lr 1e-3, where plain SFT 600 steps reached 0.66 ID exact match with the first correct 2-op chains
-    # (v2.3 addendum); GRPO at the SFT's final learning rate (the v2.2 rule: 1e-4 here) on 16 queries a step
-    "chain_664k": Config(seeds=3, arms=("plain", "bridge", "filler"), d_model=128, n_layers=4, n_heads=4,
-                         pretrain_steps=1500, sft_steps=600, sft_lr=1e-3, rl_steps=80, rl_queries=16, rl_lr=1e-4,
-                         n_eval=500),
+    # the paper scale until v2.3 (the 86k quick model, 5 arms): the docs' v2.3 paper run
+    "paper_86k_v2.3": Config(seeds=3, arms=("plain", "bridge", "filler", "explore_only", "exploit_only"),
+                             rl_steps=80, n_eval=500, n_probe=48, probe_n=16),
+    # v2.4: the 664k model on the 400-problem RL pool (revisited 3.2x)
+    "chain_664k": Config(seeds=3, arms=("plain", "bridge", "filler"), **_CHAIN_664K),
+    # v2.4c: the same with the fresh pool, i.e. the paper scale since v2.4
+    "chain_664k_fresh": Config(seeds=3, arms=("plain", "bridge", "filler"), n_rl=5000, **_CHAIN_664K),
 }
-# the same with a fresh RL pool (5000 problems for 80 x 16 draws: almost no query seen twice), after v2.4b
-DIAGNOSTIC_CONFIGS["chain_664k_fresh"] = dataclasses.replace(DIAGNOSTIC_CONFIGS["chain_664k"], n_rl=5000)
 
 
 def greedy_scores(model, tok, problems, max_new_tokens, batch=100) -> tuple[float, float]:
