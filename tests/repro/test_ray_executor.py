@@ -105,9 +105,17 @@ def test_ctx_map_fans_out_as_ray_tasks_with_local_results(tmp_path, ray_executor
                          echo=lambda s: None)
     ml, mr = local["ray_fanout"]["claims"][0]["measured"], remote["ray_fanout"]["claims"][0]["measured"]
     assert ml["ctx"] == "local" and mr["ctx"] == "ray" and ml["vals"] == mr["vals"]
-    # the unit's CPU includes its tasks' (they ran in other worker processes): not just the driver's share
-    cl, cr = local["ray_fanout"]["cpu_s"], remote["ray_fanout"]["cpu_s"]
-    assert cr >= 0.8 * cl, (cl, cr)
+    # the unit's CPU includes its tasks' (they ran in other worker processes): not just the driver's share.
+    # Compared with the tasks' work itself, measured here (the local unit's CPU also holds its process's start-up,
+    # which on a fast CPU is as large as the work)
+    import ray_fakes
+
+    t0 = time.process_time()
+    for k in range(4):
+        ray_fakes.burn((2 + k, ray_fakes.FANOUT_N))
+    work = time.process_time() - t0
+    cr = remote["ray_fanout"]["cpu_s"]
+    assert cr >= 0.6 * work, (cr, work)
 
 
 def test_several_seeds_on_ray_match_local_and_are_combined(tmp_path, ray_executor):
