@@ -54,10 +54,11 @@ def main(n_queries: int = 16, group: int = 8, new_tokens: int = 40, repeats: int
     qs = task.samples(n_queries)
     prompts = [q.question for q in qs]
     out = {"kv_cache": {}}
-    for name, (d, L) in SIZES.items():
-        m = tiny_llama(len(tok), d_model=d, n_layers=L, n_heads=4, seed=0, tokenizer=tok)
+    models = {name: tiny_llama(len(tok), d_model=d, n_layers=L, n_heads=4, seed=0, tokenizer=tok)
+              for name, (d, L) in SIZES.items()}
+    for name, m in models.items():
         out["kv_cache"][name] = kv_cache_ratio(m, tok, prompts, group, new_tokens, repeats)
-    model = tiny_llama(len(tok), d_model=64, n_layers=2, n_heads=4, seed=0, tokenizer=tok)
+    model = models["quick_d64_L2"]  # the GRPO breakdown and the TRL comparison use the reproduction's quick model
     tr = GRPO(model, tok, group_size=group, max_new_tokens=new_tokens)
     rng = np.random.default_rng(0)
     reward = lambda q, c: float(rng.random() < 0.5)  # random binary rewards: every group informative

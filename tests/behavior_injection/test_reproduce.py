@@ -21,16 +21,13 @@ def test_arm_task_does_not_depend_on_what_ran_before():
     import numpy as np
     import torch
 
-    from neurips25.behavior_injection.data import make_splits
     from neurips25.behavior_injection.model import build_tokenizer
-    from neurips25.behavior_injection.reproduce import CONFIGS, _arm_task, pretrain
+    from neurips25.behavior_injection.reproduce import CONFIGS, _arm_task, pretrain, seed_splits
 
-    cfg = dataclasses.replace(CONFIGS["smoke"], n_sft=60, sft_steps=3, rl_steps=1, n_eval=6, n_probe=4)
-    tok = build_tokenizer(make_splits(0, 1, 1, 1, 1, cfg.id_ops, cfg.ood_ops, cfg.mod, cfg.distractors)
-                          .task.vocabulary())
+    cfg = dataclasses.replace(CONFIGS["smoke"], n_sft=60, sft_steps=3, rl_steps=1, n_eval=6, n_probe=4, n_rl=40)
+    split = lambda s: seed_splits(cfg, s)
+    tok = build_tokenizer(split(0).task.vocabulary())
     base = pretrain(cfg, tok, 0)
-    split = lambda s: make_splits(s, cfg.n_sft, 40, cfg.n_probe, cfg.n_eval, cfg.id_ops, cfg.ood_ops, cfg.mod,
-                                  cfg.distractors)
     item = (cfg, split(0), tok, base, "plain", 0)
     first, _ = _arm_task(item)
     torch.manual_seed(123)

@@ -110,7 +110,7 @@ DIAGNOSTIC_CONFIGS = {
     # v2.4: the 664k model on the 400-problem RL pool (revisited 3.2x)
     "chain_664k": Config(seeds=3, arms=("plain", "bridge", "filler"), **_CHAIN_664K),
     # v2.4c: the same with the fresh pool, i.e. the paper scale since v2.4
-    "chain_664k_fresh": Config(seeds=3, arms=("plain", "bridge", "filler"), n_rl=5000, **_CHAIN_664K),
+    "chain_664k_fresh": CONFIGS["paper"],
 }
 
 
@@ -135,6 +135,12 @@ def lucky_fraction(groups, problems) -> float:
     """Share of the rewarded sampled rollouts whose chain is wrong (right answer by luck or a wrong chain)."""
     rewarded = [(q, t) for g, q in zip(groups, problems) for t, r in zip(g.rollouts.texts, g.rewards) if r == 1]
     return float(np.mean([1.0 - MiniIGSM.chain_reward(q, t) for q, t in rewarded])) if rewarded else float("nan")
+
+
+def seed_splits(cfg: Config, seed: int):
+    """One paired seed's SFT / RL / probe / evaluation problems under ``cfg``."""
+    return make_splits(seed, cfg.n_sft, cfg.n_rl, cfg.n_probe, cfg.n_eval, cfg.id_ops, cfg.ood_ops, cfg.mod,
+                       cfg.distractors)
 
 
 def pretrain(cfg: Config, tok, seed: int):
@@ -300,8 +306,7 @@ def run_config(cfg: Config, seed: int, out: Path, ctx=None, label: str = "custom
     splits_of = {}
     for k in range(cfg.seeds):
         torch.manual_seed(seed + k)
-        splits_of[seed + k] = make_splits(seed + k, cfg.n_sft, cfg.n_rl, cfg.n_probe, cfg.n_eval, cfg.id_ops,
-                                          cfg.ood_ops, cfg.mod, cfg.distractors)
+        splits_of[seed + k] = seed_splits(cfg, seed + k)
     # every (seed, arm) is independent given the base model (each seeds its own SFT, sampling and RL): one
     # ctx.map over all of them runs here locally, in order, and as parallel Ray tasks on a cluster
     items = [(cfg, splits_of[seed + k], tok, base, arm, seed + k) for k in range(cfg.seeds) for arm in cfg.arms]
