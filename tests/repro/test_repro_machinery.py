@@ -141,7 +141,8 @@ def test_report_renders_claims_and_embeds_figures(tmp_path, fake_methods):
     # one row per method, headline first, kinds counted apart
     assert "| [fake_ok](#fake_ok) | reproduced | headline: reproduced; checks 1/1 |" in text
     # per-claim rows: headline before the check, the human summary, not the raw dict
-    assert "| c1: the fake holds | headline | 1.0 | seed 0; needs >= 0 | reproduced |" in text
+    assert ("| c1: the fake holds | headline | 1.0 | - | - | (hand-judged) | reproduced (set by hand, older form) | "
+            "seed 0; needs >= 0 |") in text
     assert text.index("c1: the fake holds") < text.index("c2: an identity holds")
     assert "raw: `seed=0, scale=smoke`" in text  # raw metrics stay available, collapsed
     assert "<details>" in html and "headline: reproduced; checks 1/1" in html

@@ -2,20 +2,36 @@
 
 A method's ``reproduce.py`` declares its claims and one ``run`` function::
 
-    from neurips25.repro import Claim, Outcome, register
+    from neurips25.repro import Claim, Control, Criterion, Outcome, register
 
     @register("dbcare")
     def run(scale, seed, out):
-        claim = Claim("c1", statement="...", paper_value="...", criterion="ratio <= 32", kind="headline")
-        ratio = ...                      # measured here
-        claim.judge(ratio <= 32, measured={"ratio": ratio}, summary=f"ratio {ratio:.1f}; needs <= 32")
+        claim = Claim("c1", statement="...", paper_value="...", kind="headline",
+                      criterion=Criterion.at_most("ratio", 32),
+                      controls=[Control.negative("no_elim", "the policy with its key step removed"),
+                                Control.positive("oracle", "the policy told the gap")])
+        ours, ctrl, oracle = ...          # the method and its controls, measured here
+        claim.record({"ratio": ours}, controls={"no_elim": {"ratio": ctrl}, "oracle": {"ratio": oracle}})
         return Outcome([claim], metrics={...})
+
+The machinery applies the criterion to the method and to every control and sets the verdict
+(:func:`neurips25.repro.claims.decide`); a reproduction never sets one itself.
 
 ``scale`` is a :class:`Scale` (``smoke`` | ``quick`` | ``paper``), ``seed`` an int and ``out`` the
 method's folder in the run directory (figures go to ``out / "figures"``).
 """
 
-from neurips25.repro.claims import Claim, ClaimKind, Outcome, Verdict, describe_claims
+from neurips25.repro.claims import (
+    Claim,
+    ClaimKind,
+    Control,
+    Criterion,
+    Outcome,
+    Precondition,
+    Verdict,
+    decide,
+    describe_claims,
+)
 from neurips25.repro.context import LocalContext
 from neurips25.repro.progress import progress
 from neurips25.repro.registry import METHODS, MethodInfo, register
@@ -26,6 +42,10 @@ from neurips25.repro.threads import limit_threads, thread_cap
 __all__ = [
     "Claim",
     "ClaimKind",
+    "Control",
+    "Criterion",
+    "Precondition",
+    "decide",
     "describe_claims",
     "Outcome",
     "Verdict",

@@ -32,6 +32,14 @@ def spread(values: list[float]) -> dict:
             "min": min(values), "max": max(values), "n": len(values)}
 
 
+def _seed_cell(c: dict) -> dict:
+    """What one seed's cell shows: its verdict, key figure, reason, one-line summary and controls' figures."""
+    return {"verdict": c["verdict"], "summary": c.get("summary", ""), "key_value": c.get("key_value"),
+            "reason": c.get("reason", ""), "decided_by": c.get("decided_by", ""),
+            "controls": {r["name"]: {"key_value": r.get("key_value"), "passes": r.get("passes")}
+                         for r in c.get("control_results", [])}}
+
+
 def combine_claims(per_seed: dict[int, list[dict]]) -> list[dict]:
     """Merge each seed's claim dicts (same ids, in the first seed's order) into one claim per id."""
     seeds = sorted(per_seed)
@@ -51,12 +59,17 @@ def combine_claims(per_seed: dict[int, list[dict]]) -> list[dict]:
         base.update({
             "verdict": common,
             "agreement": f"{n_ok}/{len(seeds)} reproduced",
-            "per_seed": {str(s): ({"verdict": c["verdict"], "summary": c.get("summary", "")} if c else None)
-                         for s, c in rows.items()},
+            "per_seed": {str(s): (_seed_cell(c) if c else None) for s, c in rows.items()},
             "spread": {k: spread(v) for k, v in figures.items() if len(v) == len(seeds)},
             "measured": {str(s): c.get("measured") for s, c in present.items()},
         })
+        keys = [c.get("key_value") for c in present.values()]
+        if base.get("key") and all(isinstance(k, numbers.Real) and not isinstance(k, bool) for k in keys) \
+                and len(keys) == len(seeds):
+            base["key_spread"] = spread([float(k) for k in keys])
         if common == Verdict.UNSTABLE.value:
+            base["reason"] = "seeds disagree: " + "; ".join(
+                f"seed {s}: {c['verdict'].replace('_', ' ')} ({c.get('reason', '')})" for s, c in present.items())
             base["summary"] = (f"unstable across seeds ({base['agreement']}): " +
                                "; ".join(f"seed {s}: {c['verdict'].replace('_', ' ')}" for s, c in present.items()))
         else:

@@ -15,12 +15,10 @@ from __future__ import annotations
 import base64
 import html
 import json
-import math
-import numbers
 from pathlib import Path
 
-from neurips25.repro.claims import describe_claims, headline_verdict
-from neurips25.repro.registry import METHODS
+from neurips25.repro.claims import describe_claims, format_number, headline_verdict
+from neurips25.repro.registry import HAND_VERDICTS, METHODS
 from neurips25.repro.store import RunDir, atomic_write_text
 
 VERDICT_STYLE = {
@@ -34,19 +32,6 @@ VERDICT_STYLE = {
     "error": ("#ffffff", "#cf222e"),
 }
 KIND_ORDER = {"headline": 0, "supporting": 1, "check": 2}
-
-
-def format_number(x) -> str:
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        return str(x)
-    if isinstance(x, numbers.Integral):
-        return str(int(x))
-    x = float(x)
-    if not math.isfinite(x):
-        return str(x)
-    if x != 0 and (abs(x) >= 1e5 or abs(x) < 1e-3):
-        return f"{x:.3g}"
-    return f"{x:.4g}"
 
 
 def format_measured(value, limit: int = 160) -> str:
@@ -68,6 +53,60 @@ def format_measured(value, limit: int = 160) -> str:
 def claim_line(claim: dict, limit: int = 160) -> str:
     """The claim's human one-liner; results without one fall back to a short rendering of ``measured``."""
     return claim.get("summary") or format_measured(claim.get("measured"), limit)
+
+
+def key_text(claim: dict) -> str:
+    """The key figure the criterion reads and its threshold (``"advantage (>= 5)"``); '-' for hand-judged claims."""
+    if not claim.get("key"):
+        return "-"
+    return f"{claim['key']} ({claim.get('threshold') or claim.get('criterion', '')})"
+
+
+def _control_mark(r: dict) -> str:
+    if r.get("passes") is None:
+        return "not measured"
+    verb = "passes" if r["passes"] else "fails"
+    return f"{verb}, as it must" if r.get("as_expected") else f"{verb}: UNEXPECTED (must {r.get('expected')})"
+
+
+def controls_text(claim: dict) -> str:
+    """Each control's key figure and whether it failed / passed the criterion as it must, side by side."""
+    rows = claim.get("control_results") or []
+    if not rows:
+        return "-" if claim.get("decided_by") == "machinery" else "(hand-judged)"
+    return "; ".join(f"{r['role']} {r['name']}: {format_number(r.get('key_value'))} ({_control_mark(r)})"
+                     for r in rows)
+
+
+def method_figure(claim: dict) -> str:
+    if claim.get("decided_by") != "machinery":
+        return "-"
+    passes = (claim.get("measured") or {}).get("method_passes") if isinstance(claim.get("measured"), dict) else None
+    mark = "" if passes is None else (" (passes)" if passes else " (fails)")
+    if "key_spread" in claim:
+        k = claim["key_spread"]
+        return f"{format_number(k['mean'])} ± {format_number(k['sd'])} [{format_number(k['min'])}, " \
+               f"{format_number(k['max'])}]"
+    return f"{format_number(claim.get('key_value'))}{mark}"
+
+
+def verdict_text(claim: dict, slug: str | None = None) -> str:
+    """The verdict, the machinery's reason, and a mark on hand-judged claims of methods not yet migrated."""
+    v = claim["verdict"].replace("_", " ")
+    if claim.get("decided_by") == "machinery":
+        return f"{v}: {claim['reason']}" if claim.get("reason") else v
+    issue = HAND_VERDICTS.get(slug or "")
+    return f"{v} (set by hand, older form{f'; migrates in #{issue}' if issue else ''})"
+
+
+def seed_cell(claim: dict, seed) -> str:
+    cell = (claim.get("per_seed", {}) or {}).get(str(seed)) or {}
+    if not cell:
+        return "-"
+    head = cell.get("verdict", "-").replace("_", " ")
+    if cell.get("key_value") is not None:
+        head = f"{claim.get('key', 'key')} {format_number(cell['key_value'])}: {head}"
+    return f"{head}. {cell['summary']}" if cell.get("summary") else head
 
 
 def _time(x) -> str:
@@ -123,18 +162,18 @@ def render_markdown(rd: RunDir, results: dict[str, dict]) -> str:
         if res.get("status") != "ok":
             lines += [f"**error**: `{res.get('error')}` (traceback in `{slug}/log.txt`)"]
             continue
-        lines += ["| claim | kind | paper | measured | verdict |", "|---|---|---|---|---|"]
+        lines += ["| claim | kind | paper | key figure (needs) | method | controls (judged by the same criterion) | "
+                  "verdict | measured |", "|---|---|---|---|---|---|---|---|"]
         for c in sorted_claims(res):
             lines.append("| " + " | ".join(_md_cell(x) for x in (
                 f"{c['id']}: {c['statement']}", c.get("kind", "supporting"), c.get("paper_value") or "-",
-                claim_line(c, 400), c["verdict"].replace("_", " "))) + " |")
+                key_text(c), method_figure(c), controls_text(c), verdict_text(c, slug), claim_line(c, 400))) + " |")
         if len(res.get("seeds", [])) > 1:
             lines += ["", "Per seed:", "", "| claim | " + " | ".join(f"seed {s}" for s in res["seeds"]) +
                       " | agreement | figures (mean ± sd [min, max]) |",
                       "|---|" + "---|" * len(res["seeds"]) + "---|---|"]
             for c in sorted_claims(res):
-                cells = [(c.get("per_seed", {}).get(str(s)) or {}).get("verdict", "-").replace("_", " ")
-                         for s in res["seeds"]]
+                cells = [seed_cell(c, s) for s in res["seeds"]]
                 lines.append("| " + " | ".join(_md_cell(x) for x in (
                     c["id"], *cells, c.get("agreement", "-"), spread_text(c))) + " |")
         lines += ["", "<details><summary>criteria, notes and raw measurements</summary>", ""]
@@ -192,12 +231,15 @@ def render_html(rd: RunDir, results: dict[str, dict]) -> str:
             continue
         parts.append(f"<p>{e(describe_claims(res.get('claims', [])))} &middot; wall {_time(res.get('wall_s'))} s"
                      f" &middot; CPU {_time(res.get('cpu_s'))} s</p>")
-        parts.append("<table><tr><th>claim</th><th>paper</th><th>measured</th><th>verdict</th></tr>")
+        parts.append("<table><tr><th>claim</th><th>paper</th><th>key figure (needs)</th><th>method</th>"
+                     "<th>controls (same criterion)</th><th>measured</th><th>verdict</th></tr>")
         for c in sorted_claims(res):
             parts.append(
                 f"<tr><td><span class='kind'>{e(c.get('kind', 'supporting'))}</span> <b>{e(c['id'])}</b>: "
-                f"{e(c['statement'])}</td><td>{e(c.get('paper_value') or '-')}</td>"
-                f"<td>{e(claim_line(c, 400))}</td><td>{_badge(c['verdict'])}</td></tr>")
+                f"{e(c['statement'])}</td><td>{e(c.get('paper_value') or '-')}</td><td>{e(key_text(c))}</td>"
+                f"<td>{e(method_figure(c))}</td><td>{e(controls_text(c))}</td>"
+                f"<td>{e(claim_line(c, 400))}</td><td>{_badge(c['verdict'])}<div class='crit'>"
+                f"{e(verdict_text(c, slug))}</div></td></tr>")
         parts.append("</table>")
         if len(res.get("seeds", [])) > 1:
             parts.append("<h3>Per seed</h3><table><tr><th>claim</th>" +
@@ -205,8 +247,8 @@ def render_html(rd: RunDir, results: dict[str, dict]) -> str:
                          "<th>agreement</th><th>figures (mean ± sd [min, max])</th></tr>")
             for c in sorted_claims(res):
                 cells = "".join(
-                    f"<td>{_badge((c.get('per_seed', {}).get(str(s)) or {}).get('verdict', 'pending'))}</td>"
-                    for s in res["seeds"])
+                    f"<td>{_badge((c.get('per_seed', {}).get(str(s)) or {}).get('verdict', 'pending'))}"
+                    f"<div class='crit'>{e(seed_cell(c, s))}</div></td>" for s in res["seeds"])
                 parts.append(f"<tr><td><b>{e(c['id'])}</b></td>{cells}<td>{e(c.get('agreement', '-'))}</td>"
                              f"<td>{e(spread_text(c))}</td></tr>")
             parts.append("</table>")

@@ -33,11 +33,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from neurips25.repro.aggregate import combine_results
-from neurips25.repro.claims import Outcome, Verdict, describe_claims, jsonable
+from neurips25.repro.claims import Outcome, describe_claims, jsonable, validate_outcome
 from neurips25.repro.context import make_context
 from neurips25.repro.executors import Executor, ProcessExecutor, SerialExecutor, Unit
 from neurips25.repro.progress import interactive
-from neurips25.repro.registry import EXTRA_MODULES, METHODS, get_runner, threads_for
+from neurips25.repro.registry import EXTRA_MODULES, METHODS, get_runner, hand_verdicts_allowed, threads_for
 from neurips25.repro.scale import Scale
 from neurips25.repro.seeding import seed_everything
 from neurips25.repro.store import RESULT, RunDir, atomic_write_bytes, atomic_write_json, read_json
@@ -84,9 +84,7 @@ def execute_unit(slug: str, scale: str, seed: int, context: str = "local", modul
                             kwargs["ctx"] = ctx = make_context(context, threads_for(slug))
                         returned = runner(scale=scale_, seed=seed, out=mdir, **kwargs)
                     outcome = returned if isinstance(returned, Outcome) else Outcome(list(returned))
-                    pending = [c.id for c in outcome.claims if c.verdict is Verdict.PENDING]
-                    if pending:
-                        raise RuntimeError(f"claims left unjudged: {pending}")
+                    validate_outcome(outcome, hand_verdicts_allowed=hand_verdicts_allowed(slug))
             except Exception as err:  # a method's crash is recorded, the others still run
                 status = "error"
                 error = f"{type(err).__name__}: {err}"
