@@ -203,3 +203,63 @@ def test_untraceable_model_falls_back_to_hooks():
 def test_model_without_parameters_is_a_clear_error():
     with pytest.raises(ValueError, match="`model` has no parameters"):
         extract_layers(torch.nn.Sequential(), torch.zeros(2, 3))
+
+
+class FunctionalConv(torch.nn.Module):
+    """A conv net written the usual way: F.max_pool2d with a positional kernel size, then flatten."""
+
+    def __init__(self, pool=lambda h: torch.nn.functional.max_pool2d(h, 2), flat="flatten"):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 4, 3, padding=1)
+        self.fc = torch.nn.Linear(4 * 3 * 3, 5)
+        self.pool, self.flat = pool, flat
+
+    def forward(self, x):
+        h = self.pool(torch.relu(self.conv(x)))
+        h = torch.flatten(h, 1) if self.flat == "flatten" else h.view(x.size(0), -1)
+        return self.fc(h)
+
+
+def _sequential_twin(fn):
+    return torch.nn.Sequential(fn.conv, torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(), fn.fc)
+
+
+def test_functional_max_pool_with_positional_kernel_size():
+    # issue 44 (v2 review): n.args[1:] was read with kernel_size at position 1, so F.max_pool2d(h, 2) was refused
+    torch.manual_seed(3)
+    fn = FunctionalConv()
+    x = torch.randn(3, 2, 6, 6)
+    layers = extract_layers(fn, x)
+    twin = extract_layers(_sequential_twin(fn), x)
+    assert [l.kind for l in layers] == ["conv", "linear"]
+    assert [type(m).__name__ for m in layers[0].post] == ["ReLU", "MaxPool2d"]  # a functional flatten is dropped
+    assert [type(m).__name__ for m in twin[0].post] == ["ReLU", "MaxPool2d", "Flatten"]
+    assert layers[0].post[1].kernel_size == 2 and layers[0].post[1].stride == 2
+    np.testing.assert_allclose(layers[0].operator_singular_values(), twin[0].operator_singular_values())
+    # positional stride (the second argument after the input) is read too
+    fn2 = FunctionalConv(pool=lambda h: torch.nn.functional.max_pool2d(h, 2, 2))
+    fn2.load_state_dict(fn.state_dict())
+    assert [l.kind for l in extract_layers(fn2, x)] == ["conv", "linear"]
+    # a positional non-zero padding is still refused, with the op named
+    fn3 = FunctionalConv(pool=lambda h: torch.nn.functional.max_pool2d(h, 3, 2, 1))
+    with pytest.raises(UnsupportedModelError, match="max_pool2d: unsupported functional operation"):
+        extract_layers(fn3, x)
+
+
+def test_view_with_the_model_inputs_batch_size():
+    # issue 44 (v2 review): h.view(x.size(0), -1) queried the size of the model input, not of the chain, and was
+    # refused as "size: produces a non-tensor from the chain"
+    torch.manual_seed(4)
+    fn = FunctionalConv(pool=torch.nn.MaxPool2d(2), flat="view")
+    x = torch.randn(3, 2, 6, 6)
+    layers = extract_layers(fn, x)
+    assert [l.kind for l in layers] == ["conv", "linear"] and layers[1].in_dim == 36
+
+
+def test_non_contiguous_example_input_is_accepted(relu_mlp):
+    # a transposed batch (non-contiguous) gives the same layers as its contiguous copy
+    x = torch.randn(5, 4).t()
+    assert not x.is_contiguous()
+    a, b = extract_layers(FunctionalMLP(relu_mlp), x), extract_layers(FunctionalMLP(relu_mlp), x.contiguous())
+    for la, lb in zip(a, b):
+        np.testing.assert_array_equal(la.W, lb.W)

@@ -186,6 +186,7 @@ def _functional_step(target, args, kwargs):
     None when the operation is not one the chain bounds can account for."""
     F = torch.nn.functional
 
+    # ``args`` are the positional arguments AFTER the input tensor: position 0 is the op's second argument
     def kw(name, pos, default):
         return kwargs.get(name, args[pos] if len(args) > pos else default)
 
@@ -196,11 +197,11 @@ def _functional_step(target, args, kwargs):
     if target in (torch.tanh, F.tanh, "tanh"):
         return nn.Tanh()
     if target in (F.leaky_relu,):
-        return nn.LeakyReLU(float(kw("negative_slope", 1, 0.01)))
+        return nn.LeakyReLU(float(kw("negative_slope", 0, 0.01)))
     if target in (F.elu,):
-        return nn.ELU(float(kw("alpha", 1, 1.0)))
+        return nn.ELU(float(kw("alpha", 0, 1.0)))
     if target in (F.hardtanh,):
-        return nn.Hardtanh(float(kw("min_val", 1, -1.0)), float(kw("max_val", 2, 1.0)))
+        return nn.Hardtanh(float(kw("min_val", 0, -1.0)), float(kw("max_val", 1, 1.0)))
     if target in (F.dropout, F.dropout1d, F.dropout2d, F.alpha_dropout):
         return nn.Identity()  # the probe runs in eval mode
     if target in (F.max_pool2d, F.avg_pool2d, F.max_pool1d, F.avg_pool1d):
@@ -210,9 +211,9 @@ def _functional_step(target, args, kwargs):
             F.max_pool1d: nn.MaxPool1d,
             F.avg_pool1d: nn.AvgPool1d,
         }[target]
-        ks = kw("kernel_size", 1, None)
-        stride = kw("stride", 2, None) or ks
-        padding = kw("padding", 3, 0)
+        ks = kw("kernel_size", 0, None)
+        stride = kw("stride", 1, None) or ks
+        padding = kw("padding", 2, 0)
         if ks is None or padding not in (0, (0, 0)):
             return None
         return cls(ks, stride)
@@ -243,10 +244,12 @@ def _record_fx(model, example_input):
     values = {n: v for n, v in env_log}
     calls, problems = [], []
     prev = None  # the node whose output the chain carries
+    chain = set()  # the model input and every node the chain has carried: shape queries on them are harmless
     for n, out in env_log:
         if n.op == "placeholder":
             if prev is None:
                 prev = n
+                chain.add(n)
             else:
                 problems.append(f"{n.name} (a second model input)")
             continue
@@ -259,8 +262,11 @@ def _record_fx(model, example_input):
             continue
         tensor_in = [a for a in n.all_input_nodes if isinstance(values.get(a), torch.Tensor)]
         if not isinstance(out, torch.Tensor):
-            if any(a is prev for a in tensor_in) and n.op == "call_method" and n.target in ("size", "dim"):
-                continue  # shape queries feed a reshape
+            shape_query = (n.op == "call_method" and n.target in ("size", "dim")) or (
+                n.op == "call_function" and n.target is getattr and n.args[1:] == ("shape",)
+            )
+            if shape_query and tensor_in and all(a in chain for a in tensor_in):
+                continue  # shape queries (of the chain or of the model input, x.size(0)) feed a reshape
             if tensor_in:
                 problems.append(f"{n.name} ({n.target}: produces a non-tensor from the chain)")
             continue
@@ -282,6 +288,7 @@ def _record_fx(model, example_input):
             elif step != "shape":
                 calls.append((f"{n.name} ({fname})", step, (values[prev],), out))
         prev = n
+        chain.add(n)
     return calls, problems
 
 
