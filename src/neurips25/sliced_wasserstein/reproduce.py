@@ -18,6 +18,7 @@ Seven claims; criteria fixed in issues 9 and 32 before any run, each with a cont
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.stats import gaussian_kde, spearmanr
 from sklearn.linear_model import LinearRegression
 
-from neurips25.repro import Claim, Outcome, Scale, progress, register
+from neurips25.repro import Claim, Control, Criterion, Outcome, Precondition, Scale, progress, register
 from neurips25.sliced_wasserstein.data import (
     GaussianMixture2D,
     gaussian_family,
@@ -49,6 +50,48 @@ from neurips25.sliced_wasserstein.transforms import LQDTransform
 #: the first version's settings: the control of c2a, c2b and c6
 V1 = dict(n_quantiles=101, bandwidth="scott", slice_transform=LQDTransform(location_weight=1.0))
 V1_INVERSION = dict(filter="ramp", tails="none")
+#: bandwidth factors of the oracle 2-D KDE that sets c2b's bar (the v2 review's grid)
+ORACLE_KDE_FACTORS = np.round(np.linspace(0.15, 0.6, 10), 3)
+
+
+def _num(m, key: str) -> float | None:
+    """A finite figure of a measurement, or None (missing, non-numeric or non-finite)."""
+    x = m.get(key)
+    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not np.isfinite(x):
+        return None
+    return float(x)
+
+
+def _all_at_most(**limits):
+    """Rule: every named figure <= its limit (None when any is missing)."""
+    def rule(m):
+        xs = {k: _num(m, k) for k in limits}
+        return None if None in xs.values() else all(xs[k] <= t for k, t in limits.items())
+    return rule
+
+
+def _all_above(**limits):
+    """Rule: every named figure > its limit (None when any is missing)."""
+    def rule(m):
+        xs = {k: _num(m, k) for k in limits}
+        return None if None in xs.values() else all(xs[k] > t for k, t in limits.items())
+    return rule
+
+
+def _convergence_rule(m):
+    """c4: monotone decrease, log-log slope <= -0.25, eigenfunction error shrinks."""
+    slope, eig = _num(m, "loglog_slope"), _num(m, "eigenfunction_error_ratio")
+    if slope is None or eig is None or "monotone" not in m:
+        return None
+    return bool(m["monotone"]) and slope <= -0.25 and eig < 1.0
+
+
+def _nhanes_shape_rule(m):
+    """c5: (A) margin over the best mean baseline >= 0.02, or (B) shape index >= its bar."""
+    margin, index, bar = _num(m, "A_margin_over_best_baseline"), _num(m, "B_shape_index"), _num(m, "B_bar")
+    if margin is None or index is None or bar is None:
+        return None
+    return margin >= 0.02 or index >= bar
 
 
 def _h_norm(Y: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -111,6 +154,25 @@ def _spearman(a, b) -> float:
     return float(spearmanr(a, b)[0])
 
 
+def _beyond_mean(samples: list[np.ndarray], age: np.ndarray, est: dict):
+    """Fit the FPCA and measure c5's two parts: xi_1 against age beside the mean baselines, mode-2 shape."""
+    model = SlicedWassersteinFPCA(n_components=3, **est).fit(samples)
+    xi = model.transform(samples)
+    dirs = model.directions_
+    means = np.stack([s.mean(axis=0) for s in samples])
+    z = (means - means.mean(0)) / means.std(0)
+    pc1_means = z @ np.linalg.svd(z, full_matrices=False)[2][0]
+    med = np.stack([np.median(s @ dirs.T, axis=0) for s in samples])  # (n, J) slice medians
+    pc1_med = (med - med.mean(0)) @ np.linalg.svd(med - med.mean(0), full_matrices=False)[2][0]
+    baselines = {"mean_sbp": _spearman(means[:, 0], age), "mean_dbp": _spearman(means[:, 1], age),
+                 "pc1_of_means": _spearman(pc1_means, age), "pc1_of_slice_medians": _spearman(pc1_med, age)}
+    Q = model.modes_of_variation(2, alphas=(-2, 2), output="quantiles")
+    lo, hi = _mode_shape(Q[0], dirs), _mode_shape(Q[1], dirs)
+    return model, xi, {"rho1": _spearman(xi[:, 0], age), "baselines": baselines,
+                       "best_baseline": max(abs(v) for v in baselines.values()), "lo": lo, "hi": hi,
+                       "shape": _shape_index(lo, hi)}
+
+
 def _contours(ax, dens, grid, title, labels=("systolic (mmHg)", "diastolic (mmHg)")):
     xg, yg = grid
     ax.contourf(xg, yg, dens, levels=12, cmap="viridis")
@@ -136,7 +198,7 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     eig_ns = scale.pick(smoke=[10, 40], quick=[25, 50, 100, 200], paper=[25, 50, 100, 200, 400])
     n_cloud = scale.pick(smoke=1000, quick=2000, paper=4000)
     n_truth = scale.pick(smoke=200, quick=500, paper=1000)
-    n_control = scale.pick(smoke=2, quick=20, paper=50)
+    n_control = scale.pick(smoke=2, quick=50, paper=50)
     u = quantile_levels(M)
     est = dict(n_directions=J, n_quantiles=M)  # the estimator's defaults at quick scale (J = 90, M = 201)
     metrics: dict = {"J": J, "M": M}
@@ -145,41 +207,67 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                statement="The slicing map is an isometric embedding of distributions (sliced W2) in a "
                          "Hilbert space of slice quantile functions.",
                paper_value="stated in the abstract; no figure",
-               criterion="quantile-transform embedding distance == SW_2 at the same directions to 1e-6, and "
-                         "our SW_2 == an exact optimal-assignment oracle to 1e-8 (POT is the oracle in tests/); "
-                         "control: the LQD embedding distance must miss SW_2 by more than 1e-6", kind="check")
+               criterion=Criterion("quantile-transform embedding distance == SW_2 at the same directions to 1e-6, "
+                                   "and our SW_2 == an exact optimal-assignment oracle to 1e-8 (POT is the oracle "
+                                   "in tests/)", "gap_embedding_vs_sw", _all_at_most(gap_embedding_vs_sw=1e-6,
+                                                                                     gap_sw_vs_assignment=1e-8),
+                                   "<= 1e-6"),
+               controls=[Control.negative("lqd_distance", "the LQD embedding's distance (not an isometry for SW_2) "
+                                                          "against the same SW_2")],
+               kind="check")
     c2a = Claim("c2a_inverse_exact_slices",
                 statement="The slicing transform is invertible: exact slices map back to the distribution.",
                 paper_value="stated in the abstract; no figure",
-                criterion="estimator defaults (J=90, M=201, Hann window, exponential slice tails), a "
-                          "2-component bivariate Gaussian mixture's analytic slices on a 128^2 grid: relative "
-                          "L1 density error < 5%; LQD round trip to 1e-6; sample route SW_2 < 0.05 x slice "
-                          "s.d.; control: the v1 inversion (M=101, ramp filter, no tails) must miss 5%",
+                criterion=Criterion("estimator defaults (J=90, M=201, Hann window, exponential slice tails), a "
+                                    "2-component bivariate Gaussian mixture's analytic slices on a 128^2 grid: "
+                                    "relative L1 density error < 5%; LQD round trip to 1e-6; sample route SW_2 < "
+                                    "0.05 x slice s.d.", "rel_l1",
+                                    _all_at_most(rel_l1=0.05, lqd_roundtrip_max_abs=1e-6,
+                                                 sample_route_sw2_over_sd=0.05), "< 5%"),
+                controls=[Control.negative("v1_inversion", "the v1 inversion (M=101, ramp filter, no tails) of the "
+                                                           "same analytic slices")],
                 kind="check")
     c2b = Claim("c2b_inverse_from_samples",
                 statement="Distributions observed through samples are recovered by transforming and inverting "
                           "through the estimator.",
                 paper_value="stated in the abstract; no figure",
-                criterion="5 test distributions x draws of N=500 points; fit SlicedWassersteinFPCA (defaults, "
-                          "full rank), inverse_transform(transform(X), output='density'): median relative L1 "
-                          "density error <= 10%; the exact-slice error beside it; control: the v1 defaults "
-                          "(M=101, Scott bandwidth, location weight 1, ramp, no tails) must miss 10%",
+                criterion=Criterion.at_most(
+                    "ratio_to_oracle_kde", 1.2,
+                    "5 test distributions x draws of N=500 points; fit SlicedWassersteinFPCA (defaults, full rank), "
+                    "inverse_transform(transform(X), output='density'): median relative L1 density error <= 1.2 x "
+                    "that of an oracle-bandwidth 2-D Gaussian KDE on the same points (bandwidth factor 0.15-0.6 "
+                    "picked per sample with the true density: the best a kernel smoother can do at this N; v2 "
+                    "review, issue 44). The v2 bar, 10 %, stays as a diagnostic"),
+                controls=[Control.negative("v1_defaults", "the v1 defaults (M=101, Scott bandwidth, location "
+                                                          "weight 1, ramp, no tails) on the same samples"),
+                          Control.positive("exact_slices", "the estimator's inversion fed the analytic slices of "
+                                                           "the same distributions (no sampling error: the "
+                                                           "instance's ceiling)")],
                 kind="supporting")
     c3 = Claim("c3_fpca_structure",
                statement="FPCA in the sliced Hilbert space recovers the latent structure of a family of "
                          "distributions.",
                paper_value="not given (simulation designed here)",
-               criterion="n=100 Gaussians N(a(1,1), [[1,rho],[rho,1]]), rho=0.6 tanh(b), a,b~U(-1,1): FVE of "
-                         "2 FPCs > 0.9 and R^2 > 0.9 for both a and b regressed on (xi_1, xi_2); control: the "
-                         "per-distribution sample means as the two features must miss R^2 > 0.9 for b",
+               criterion=Criterion("n=100 Gaussians N(a(1,1), [[1,rho],[rho,1]]), rho=0.6 tanh(b), a,b~U(-1,1): "
+                                   "FVE of 2 components > 0.9 and R^2 > 0.9 for both a and b regressed on the two "
+                                   "scores", "min_r2", _all_above(fve_2=0.9, min_r2=0.9), "> 0.9"),
+               controls=[Control.negative("sample_means", "the per-distribution sample means as the two features "
+                                                          "(a mean-only analysis)"),
+                         Control.positive("exact_embeddings", "FPCA of the analytic LQD embeddings of the same "
+                                                              "Gaussians (no estimation error)")],
                kind="supporting")
     c4 = Claim("c4_convergence",
                statement="The estimated Hilbert-space representations converge to the true ones as the "
                          "samples per distribution grow (and so do the FPCA estimates).",
                paper_value="convergence rates stated as theorems; constants not known here",
-               criterion="mean H-error of LQD embeddings decreases monotonically over N with log-log slope "
-                         "<= -0.25; first-eigenfunction error at the largest n < at the smallest n; control: "
-                         "a KDE with a fixed bandwidth (0.5, not shrinking with N) must miss the slope",
+               criterion=Criterion("mean H-error of LQD embeddings decreases monotonically over N with log-log "
+                                   "slope <= -0.25, and the first-eigenfunction error at the largest n < at the "
+                                   "smallest n", "loglog_slope", _convergence_rule, "<= -0.25"),
+               controls=[Control.negative("fixed_bandwidth", "the same pipeline with a KDE whose bandwidth (0.5) "
+                                                             "does not shrink with N")],
+               no_positive_control="a convergence rate has no oracle to compare with: the analytic embeddings have "
+                                   "zero error at every N, and any other estimator known to converge would be a "
+                                   "second method under test",
                kind="supporting")
     c5 = Claim("c5_nhanes_shape",
                statement="On joint systolic/diastolic blood pressure by age, the FPCA of the sliced "
@@ -187,21 +275,37 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                          "than the per-margin means, or a second mode carries shape (spread, SBP-DBP "
                          "correlation).",
                paper_value="figures only (mean, modes, scores against age); values not known here",
-               criterion="NHANES 2017-2018 by single year of age, estimator defaults: (A) |Spearman(xi_1, "
-                         "age)| >= the best mean baseline + 0.02 (baselines: per-age mean SBP, mean DBP, PC1 "
-                         "of the standardised means, PC1 of the slice medians), or (B) mode 2 at alpha=-2 vs "
-                         "+2 changes the SBP or DBP s.d. by >= 20% (relative) or the SBP-DBP correlation by "
-                         ">= 0.10 (shape index >= 1); control: mean-only data (pooled within-age shape, "
-                         "each age's own mean and size) must fail (B); if a control draw passes (B), (B) "
-                         "is undecidable and the verdict rests on (A)",
+               criterion=Criterion("NHANES 2017-2018 by single year of age, estimator defaults: (A) |Spearman(xi_1, "
+                                   "age)| >= the best mean baseline + 0.02 (baselines: per-age mean SBP, mean DBP, "
+                                   "PC1 of the standardised means, PC1 of the slice medians), or (B) the mode-2 "
+                                   "shape index (alpha=-2 vs +2: SBP or DBP s.d. change / 20% relative, SBP-DBP "
+                                   "correlation change / 0.10; the largest) >= max(1, the 99th percentile of the "
+                                   "index over 50 mean-only reference draws); issue 44 replaced v2's 'no control "
+                                   "draw reaches 1' rule, which got stricter with every draw",
+                                   "B_shape_index", _nhanes_shape_rule, ">= max(1, p99 of mean-only draws)"),
+               controls=[Control.negative("mean_only", "a fresh mean-only data set (each age's own mean and size, "
+                                                       "the pooled within-age shape; not one of the reference "
+                                                       "draws) through the same pipeline, (A) and (B)")],
+               no_positive_control="NHANES has no known shape ground truth, and a planted shape change would "
+                                   "not fix which mode carries it (the FPCA orders modes by variance, so mode 1 "
+                                   "would mix a planted spread trend with the mean trend)",
+               preconditions=[Precondition("at least 50 mean-only reference draws (the 99th percentile means "
+                                           "nothing with fewer: no headline verdict at smoke)",
+                                           lambda m: m.get("n_reference_draws", 0) >= 50)],
                kind="headline")
     c6 = Claim("c6_nhanes_valid_modes",
                statement="Modes of variation map back to valid distributions (here: without relying on the "
                          "clip of negative density).",
                paper_value="stated in the abstract; no figure",
-               criterion="NHANES modes 1-2 at alpha in {-2,-1,0,1,2}, estimator defaults, default grid: "
-                         "negative mass before clipping <= 1% of the positive mass (max over modes); control: "
-                         "the v1 model and inversion (M=101, Scott, location weight 1, ramp, no tails)",
+               criterion=Criterion.at_most("max_negative_mass", 0.01,
+                                           "NHANES modes 1-2 at alpha in {-2,-1,0,1,2}, estimator defaults, default "
+                                           "grid: negative mass before clipping <= 1% of the positive mass (max "
+                                           "over modes)"),
+               controls=[Control.negative("v1_inversion", "the v1 model and inversion (M=101, Scott, location "
+                                                          "weight 1, ramp, no tails) on the same modes"),
+                         Control.positive("exact_mixture_slices", "the default inversion of the analytic slices of "
+                                                                  "the c2a mixture (a density the inversion should "
+                                                                  "return nearly without negative mass)")],
                kind="supporting")
 
     # ---------------------------------------------------------------- c1: isometry
@@ -227,12 +331,12 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                 r, c = linear_sum_assignment(C)
                 costs.append(C[r, c].mean())
             gap_oracle = max(gap_oracle, abs(float(np.sqrt(np.mean(costs))) - sw))
-    c1.judge(gap_h <= 1e-6 and gap_oracle <= 1e-8,
-             measured={"max_gap_embedding_vs_sw": gap_h, "max_gap_sw_vs_assignment": gap_oracle,
-                       "pairs": n_iso * (n_iso - 1) // 2, "control_lqd_gap": gap_control},
-             note=f"{n_iso} empirical measures of N={N_iso} points, M=2N midpoint levels, J={J}",
-             summary=f"embedding vs SW_2 gap {gap_h:.1e}, SW_2 vs assignment {gap_oracle:.1e}; need <= 1e-6 / "
-                     f"1e-8 (control LQD distance misses by {gap_control:.2f})")
+    c1.record({"gap_embedding_vs_sw": gap_h, "gap_sw_vs_assignment": gap_oracle},
+              controls={"lqd_distance": {"gap_embedding_vs_sw": gap_control, "gap_sw_vs_assignment": gap_oracle}},
+              details={"pairs": n_iso * (n_iso - 1) // 2},
+              note=f"{n_iso} empirical measures of N={N_iso} points, M=2N midpoint levels, J={J}",
+              summary=f"embedding vs SW_2 gap {gap_h:.1e}, SW_2 vs assignment {gap_oracle:.1e}; need <= 1e-6 / "
+                      f"1e-8 (control LQD distance misses by {gap_control:.2f})")
 
     # ---------------------------------------------------------------- c2a: invertibility, exact slices
     gm = GaussianMixture2D.default()
@@ -255,13 +359,23 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     lev = (np.arange(n_cloud) + 0.5) / n_cloud
     sw_samples = float(np.sqrt(np.mean((np.sort(Z @ Dchk.T, axis=0).T - gm.slice_quantiles(Dchk, lev)) ** 2)))
     slice_sd = float(np.sqrt(np.mean(gm.slice_variance(Dchk))))
-    c2a.judge(rel_exact < 0.05 and roundtrip <= 1e-6 and sw_samples < 0.05 * slice_sd,
-              measured={"rel_l1_density": rel_exact, "negative_mass_before_clip": neg_exact,
-                        "lqd_roundtrip_max_abs": roundtrip, "sample_route_sw2": sw_samples,
-                        "sample_route_limit": 0.05 * slice_sd, "control_v1_rel_l1": rel_exact_v1},
-              note=f"grid {G_inv}^2, J=90, M=201 (the estimator's defaults, whatever the scale)",
-              summary=f"exact-slice L1 {rel_exact:.1%}; needs < 5% (control v1 inversion {rel_exact_v1:.1%}); "
-                      f"round trip {roundtrip:.0e}; sample route SW_2 {sw_samples:.3f} < {0.05 * slice_sd:.3f}")
+    # the control: the v1 inversion route end to end (M=101 levels, v1 location weight, ramp, no tails)
+    lqd_v1 = V1["slice_transform"]
+    Q_true_v1 = gm.slice_quantiles(D90, u101)
+    Q_back_v1 = lqd_v1.inverse(lqd_v1.forward(Q_true_v1, u101), u101)
+    Z_v1 = slices_to_samples(Q_back_v1, D90, u101, n_points=n_cloud, seed=rng)
+    sw_v1 = float(np.sqrt(np.mean((np.sort(Z_v1 @ Dchk.T, axis=0).T - gm.slice_quantiles(Dchk, lev)) ** 2)))
+    c2a.record({"rel_l1": rel_exact, "lqd_roundtrip_max_abs": roundtrip,
+                "sample_route_sw2_over_sd": sw_samples / slice_sd},
+               controls={"v1_inversion": {"rel_l1": rel_exact_v1,
+                                          "lqd_roundtrip_max_abs": float(np.max(np.abs(Q_back_v1 - Q_true_v1))),
+                                          "sample_route_sw2_over_sd": sw_v1 / slice_sd}},
+               details={"negative_mass_before_clip": neg_exact, "sample_route_sw2": sw_samples,
+                        "slice_sd": slice_sd},
+               note=f"grid {G_inv}^2, J=90, M=201 (the estimator's defaults, whatever the scale)",
+               summary=f"exact-slice L1 {rel_exact:.1%}; needs < 5% (control v1 inversion {rel_exact_v1:.1%}); "
+                       f"round trip {roundtrip:.0e}; sample route SW_2 {sw_samples / slice_sd:.3f} slice s.d. < 0.05 "
+                       f"(v1 {sw_v1 / slice_sd:.3f})")
 
     # ---------------------------------------------------------------- c2b: invertibility from samples
     tests = GaussianMixture2D.test_set()
@@ -307,15 +421,37 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         c2b_measured["diagnostic_N"] = N_big
         c2b_measured["diagnostic_median_rel_l1_at_N"] = float(np.median(err_big))
         c2b_measured["diagnostic_per_distribution_at_N"] = dict(zip(tests, err_big.tolist()))
-    c2b.judge(med <= 0.10, measured=c2b_measured,
-              note=f"{len(tests)} distributions x {n_draws} draws of N={N_inv}; J={J}, M={M}; the reference is "
-                   "scipy's 2-D Gaussian KDE (Scott) on the same points: the statistical floor of a smoother at "
-                   "this N, not a competitor",
-              summary=f"median L1 {med:.1%} (IQR {q25:.1%}-{q75:.1%}); needs <= 10% (control v1 "
-                      f"{np.median(err_v1):.1%}; 2-D KDE on the same points {np.median(err_kde):.1%}; exact "
-                      f"slices {np.median(list(exact_by.values())):.1%})"
-                      + (f"; at N={N_big}: {c2b_measured['diagnostic_median_rel_l1_at_N']:.1%}"
-                         if N_big is not None else ""))
+    # the bar: an oracle-bandwidth 2-D KDE on the same points (bandwidth factor chosen with the truth)
+    grid_pts = np.vstack([X2.ravel(), Y2.ravel()])
+    err_oracle, factor_oracle = [], []
+    for x, nm in zip(sets, names):
+        kde = gaussian_kde(x.T)
+        best = (np.inf, None)
+        for factor in ORACLE_KDE_FACTORS:
+            kde.set_bandwidth(factor)
+            best = min(best, (_rel_l1(kde(grid_pts).reshape(X2.shape), truths[nm]), float(factor)))
+        err_oracle.append(best[0])
+        factor_oracle.append(best[1])
+    med_oracle = float(np.median(err_oracle))
+    med_v1 = float(np.median(err_v1))
+    med_exact = float(np.median([exact_by[nm] for nm in names]))
+    c2b_measured.update(oracle_kde_median_rel_l1=med_oracle, oracle_kde_factors=factor_oracle)
+
+    def figs(median):
+        return {"ratio_to_oracle_kde": median / med_oracle, "median_rel_l1": median,
+                "oracle_kde_median_rel_l1": med_oracle, "within_v2_bar_10pct": bool(median <= 0.10)}
+
+    c2b.record(figs(med), controls={"v1_defaults": figs(med_v1), "exact_slices": figs(med_exact)},
+               details=c2b_measured,
+               note=f"{len(tests)} distributions x {n_draws} draws of N={N_inv}; J={J}, M={M}; the bar is the "
+                    "oracle-bandwidth 2-D KDE on the same points (factors "
+                    f"{ORACLE_KDE_FACTORS[0]:g}-{ORACLE_KDE_FACTORS[-1]:g}, best per sample against the truth); "
+                    "scipy's Scott KDE and the 10 % v2 bar are kept as diagnostics",
+               summary=f"median L1 {med:.1%} = {med / med_oracle:.2f} x the oracle-bandwidth KDE ({med_oracle:.1%}); "
+                       f"needs <= 1.2 x (control v1 {med_v1 / med_oracle:.2f} x, {med_v1:.1%}; positive exact slices "
+                       f"{med_exact / med_oracle:.2f} x); Scott KDE {np.median(err_kde):.1%}; v2 bar 10 %"
+                       + (f"; at N={N_big}: {c2b_measured['diagnostic_median_rel_l1_at_N']:.1%}"
+                          if N_big is not None else ""))
     metrics["c2b_errors"] = {"names": names, "ours": err.tolist(), "v1": err_v1.tolist(), "kde2d": err_kde.tolist()}
 
     if scale is not Scale.SMOKE:
@@ -330,13 +466,27 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
           for name, z in (("a", fam.a), ("b", fam.b))}
     means = np.stack([s.mean(axis=0) for s in fam.samples])
     r2_ctl = {name: float(LinearRegression().fit(means, z).score(means, z)) for name, z in (("a", fam.a), ("b", fam.b))}
-    c3.judge(fve2 > 0.9 and min(r2.values()) > 0.9,
-             measured={"fve_2": fve2, "fve": model.explained_variance_ratio_.tolist(), "r2_a": r2["a"],
-                       "r2_b": r2["b"], "abs_corr_xi1_a": float(abs(np.corrcoef(xi[:, 0], fam.a)[0, 1])),
-                       "control_means_r2_a": r2_ctl["a"], "control_means_r2_b": r2_ctl["b"]},
-             note=f"n={n_sim} distributions of N={N_sim} points; J={J}, M={M}, LQD (unit-free location)",
-             summary=f"FVE_2 {fve2:.3f}, R^2 a {r2['a']:.3f} / b {r2['b']:.3f}; need > 0.9 each (control means: "
-                     f"R^2 b {r2_ctl['b']:.2f})")
+    # negative control: the sample means as the two features (their "FVE" is the PCA of the 2-D means)
+    ev_means = np.linalg.svd(means - means.mean(0), compute_uv=False) ** 2
+    # positive control: FPCA of the exact LQD embeddings of the same Gaussians, in the model's inner product
+    Y_exact = _true_lqd(fam.means, fam.covs, model.directions_, model.quantile_levels_)
+    sw_w = np.sqrt(model.weights_)
+    U, S_ex, _ = np.linalg.svd((Y_exact - Y_exact.mean(0)) * sw_w, full_matrices=False)
+    xi_ex = U[:, :2] * S_ex[:2]
+    r2_ex = {name: float(LinearRegression().fit(xi_ex, z).score(xi_ex, z)) for name, z in (("a", fam.a), ("b", fam.b))}
+
+    def figs(fve, r2d):
+        return {"min_r2": min(r2d.values()), "fve_2": fve, "r2_a": r2d["a"], "r2_b": r2d["b"]}
+
+    c3.record(figs(fve2, r2),
+              controls={"sample_means": figs(float(ev_means[:2].sum() / ev_means.sum()), r2_ctl),
+                        "exact_embeddings": figs(float((S_ex[:2] ** 2).sum() / (S_ex ** 2).sum()), r2_ex)},
+              details={"fve": model.explained_variance_ratio_.tolist(),
+                       "abs_corr_xi1_a": float(abs(np.corrcoef(xi[:, 0], fam.a)[0, 1]))},
+              note=f"n={n_sim} distributions of N={N_sim} points; J={J}, M={M}, LQD (unit-free location)",
+              summary=f"FVE_2 {fve2:.3f}, R^2 a {r2['a']:.3f} / b {r2['b']:.3f}; need > 0.9 each (control means: "
+                      f"R^2 b {r2_ctl['b']:.2f}; positive exact embeddings: R^2 a {r2_ex['a']:.3f} / b "
+                      f"{r2_ex['b']:.3f})")
 
     # ---------------------------------------------------------------- c4: convergence
     Dc = directions(2, J)
@@ -354,20 +504,25 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     monotone = bool(np.all(np.diff(errs) < 0))
     big_fam = gaussian_family(n_truth, 2, seed=rng)
     phi_true = _first_eigenfunction(_true_lqd(big_fam.means, big_fam.covs, Dc, u), wc)
-    eig_errs = []
+    eig_errs, eig_errs_ctl = [], []
     for n in progress(eig_ns, desc="c4 n", total=len(eig_ns)):
         f = gaussian_family(n, N_sim, seed=rng)
-        Y_hat = lqd.forward(sliced_quantiles(f.samples, Dc, u, method="kde"), u).reshape(n, -1)
-        phi = _first_eigenfunction(Y_hat, wc)
-        eig_errs.append(float(min(_h_norm(phi - phi_true, wc), _h_norm(phi + phi_true, wc))))
-    c4.judge(monotone and slope <= -0.25 and eig_errs[-1] < eig_errs[0],
-             measured={"N": conv_N, "mean_h_error": errs, "loglog_slope": slope, "monotone": monotone,
-                       "n": eig_ns, "eigenfunction_error": eig_errs, "control_fixed_bandwidth_error": errs_ctl,
-                       "control_slope": slope_ctl},
-             note=f"{conv_n} Gaussians per N (same latent draws); eigenfunction truth from {n_truth} analytic "
-                  f"embeddings; N={N_sim} points for the eigenfunction runs; H-norm with location weight 1",
-             summary=f"slope {slope:.2f} (monotone: {monotone}); needs <= -0.25 (control fixed bandwidth "
-                     f"{slope_ctl:.2f}); eigenfunction error {eig_errs[0]:.3f} -> {eig_errs[-1]:.3f}")
+        for bw, sink in (("robust", eig_errs), (0.5, eig_errs_ctl)):
+            Y_hat = lqd.forward(sliced_quantiles(f.samples, Dc, u, method="kde", bandwidth=bw), u).reshape(n, -1)
+            phi = _first_eigenfunction(Y_hat, wc)
+            sink.append(float(min(_h_norm(phi - phi_true, wc), _h_norm(phi + phi_true, wc))))
+
+    def figs(sl, es, eig):
+        return {"loglog_slope": sl, "monotone": bool(np.all(np.diff(es) < 0)),
+                "eigenfunction_error_ratio": eig[-1] / eig[0], "mean_h_error": es, "eigenfunction_error": eig}
+
+    c4.record(figs(slope, errs, eig_errs), controls={"fixed_bandwidth": figs(slope_ctl, errs_ctl, eig_errs_ctl)},
+              details={"N": conv_N, "n": eig_ns},
+              note=f"{conv_n} Gaussians per N (same latent draws); eigenfunction truth from {n_truth} analytic "
+                   f"embeddings; N={N_sim} points for the eigenfunction runs; H-norm with location weight 1",
+              summary=f"slope {slope:.2f} (monotone: {monotone}); needs <= -0.25 (control fixed bandwidth "
+                      f"{slope_ctl:.2f}); eigenfunction error {eig_errs[0]:.3f} -> {eig_errs[-1]:.3f} (control "
+                      f"{eig_errs_ctl[0]:.3f} -> {eig_errs_ctl[-1]:.3f})")
 
     fig = Figure(figsize=(8, 3.4))
     ax1, ax2 = fig.subplots(1, 2)
@@ -388,11 +543,13 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         bp = load_nhanes_bp(by="age")
     except ImportError as err_imp:
         for c in (c5, c6):
-            c.judge(None, measured={"error": str(err_imp)}, note="the nhanes package (extra 'data') is missing",
-                    summary="not run: the nhanes package (extra 'data') is missing")
+            c.record(None, controls={ctl.name: None for ctl in c.controls}, details={"error": str(err_imp)},
+                     unmeasured="the nhanes package (extra 'data') is missing",
+                     note="the nhanes package (extra 'data') is missing",
+                     summary="not run: the nhanes package (extra 'data') is missing")
         bp = None
     if bp is not None:
-        _nhanes(bp, c5, c6, est, J, M, n_control, rng, metrics, out, scale)
+        _nhanes(bp, c5, c6, est, J, M, n_control, rng, metrics, out, scale, neg_exact)
 
     return Outcome([c5, c1, c2a, c2b, c3, c4, c6], metrics=metrics,
                    notes="Transform (LQD per slice, median location with a unit-free weight), the KDE slice "
@@ -420,44 +577,35 @@ def _invertibility_figure(two_sets, name, truths, rec_exact, rel_exact, est, gri
 
 
 def _nhanes(bp, c5: Claim, c6: Claim, est: dict, J: int, M: int, n_control: int, rng, metrics: dict,
-            out: Path, scale: Scale) -> None:
+            out: Path, scale: Scale, exact_negative_mass: float) -> None:
     """c5 (shape beyond the mean) and c6 (negative mass of the modes) on NHANES 2017-2018 by age."""
     age = bp.age
-    m_bp = SlicedWassersteinFPCA(n_components=3, **est).fit(bp.samples)
-    xi = m_bp.transform(bp.samples)
-    rho1 = _spearman(xi[:, 0], age)
+    m_bp, xi, real = _beyond_mean(bp.samples, age, est)
+    rho1, baselines, best_base, shape2 = real["rho1"], real["baselines"], real["best_baseline"], real["shape"]
     older = 1.0 if rho1 >= 0 else -1.0
-    dirs = m_bp.directions_
-
-    # (A) the mean baselines: per-age means of each margin, their first PC, and the first PC of slice medians
-    means = np.stack([s.mean(axis=0) for s in bp.samples])
-    z = (means - means.mean(0)) / means.std(0)
-    pc1_means = z @ np.linalg.svd(z, full_matrices=False)[2][0]
-    med = np.stack([np.median(s @ dirs.T, axis=0) for s in bp.samples])  # (n, J) slice medians
-    pc1_med = (med - med.mean(0)) @ np.linalg.svd(med - med.mean(0), full_matrices=False)[2][0]
-    baselines = {"mean_sbp": _spearman(means[:, 0], age), "mean_dbp": _spearman(means[:, 1], age),
-                 "pc1_of_means": _spearman(pc1_means, age), "pc1_of_slice_medians": _spearman(pc1_med, age)}
-    best_base = max(abs(v) for v in baselines.values())
     pass_a = abs(rho1) >= best_base + 0.02
 
-    # (B) shape carried by mode 2
-    def mode2_shape(model):
-        Q = model.modes_of_variation(2, alphas=(-2, 2), output="quantiles")
-        lo, hi = _mode_shape(Q[0], model.directions_), _mode_shape(Q[1], model.directions_)
-        return lo, hi, _shape_index(lo, hi)
-
-    lo2, hi2, shape2 = mode2_shape(m_bp)
+    # the (B) bar: the 99th percentile of the shape index over mean-only reference draws (at least 1), and a
+    # fresh mean-only draw, not among the references, as the negative control judged by the whole criterion
     ctl_index, ctl_rho1 = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateSliceWarning)
-        for _ in range(n_control):
+        for _ in progress(range(n_control), desc="c5 mean-only draws", total=n_control):
             ctl_samples = _mean_only(bp.samples, rng)
-            m_ctl = SlicedWassersteinFPCA(n_components=3, **est).fit(ctl_samples)
-            ctl_index.append(mode2_shape(m_ctl)[2]["index"])
-            ctl_rho1.append(_spearman(m_ctl.transform(ctl_samples)[:, 0], age))
-    n_ctl_pass = int(np.sum(np.array(ctl_index) >= 1.0))
-    b_decidable = n_ctl_pass == 0
-    pass_b = shape2["index"] >= 1.0 and b_decidable
+            m_ctl, xi_ctl, ctl = _beyond_mean(ctl_samples, age, est)
+            ctl_index.append(ctl["shape"]["index"])
+            ctl_rho1.append(ctl["rho1"])
+        p99 = float(np.percentile(ctl_index, 99))
+        bar = max(1.0, p99)
+        _, _, fresh = _beyond_mean(_mean_only(bp.samples, rng), age, est)
+
+    def figs(r):
+        return {"B_shape_index": r["shape"]["index"], "B_bar": bar,
+                "A_margin_over_best_baseline": abs(r["rho1"]) - r["best_baseline"],
+                "A_abs_spearman_xi1_age": abs(r["rho1"]), "A_best_baseline": r["best_baseline"],
+                "n_reference_draws": n_control}
+
+    pass_b = shape2["index"] >= bar
     sd_sbp = np.array([s[:, 0].std(ddof=1) for s in bp.samples])
     sd_dbp = np.array([s[:, 1].std(ddof=1) for s in bp.samples])
     corr = np.array([np.corrcoef(s.T)[0, 1] for s in bp.samples])
@@ -467,17 +615,17 @@ def _nhanes(bp, c5: Claim, c6: Claim, est: dict, J: int, M: int, n_control: int,
     rho1_v1 = _spearman(m_v1.transform(bp.samples)[:, 0], age)
     Qm = m_bp.modes_of_variation(1, alphas=(-2 * older, -older, 0, older, 2 * older), output="quantiles")
     sbp_median = Qm[:, 0, M // 2]  # direction 0 is (1, 0): its median is the systolic median
-    which_failed = [k for k, ok in (("A", pass_a), ("B", pass_b)) if not ok]
-    c5.judge(pass_a or pass_b,
-             measured={"A_spearman_xi1_age": rho1, "A_baselines": baselines, "A_best_baseline": best_base,
-                       "A_passed": pass_a, "B_mode2_alpha_-2": lo2, "B_mode2_alpha_+2": hi2,
-                       "B_shape_index": shape2["index"], "B_parts": shape2["parts"],
-                       "B_rel_sd_change": shape2["rel_sd_change"], "B_corr_change": shape2["corr_change"],
-                       "B_passed": pass_b, "B_decidable": b_decidable,
-                       "control_mean_only_shape_index": ctl_index, "control_draws_passing_B": n_ctl_pass,
-                       "control_shape_index_p95": float(np.percentile(ctl_index, 95)),
-                       "control_mean_only_spearman_xi1": ctl_rho1,
-                       "failed_parts": which_failed,
+    c5.record(figs(real), controls={"mean_only": figs(fresh)},
+              details={"A_spearman_xi1_age": rho1, "A_baselines": baselines, "A_passed": pass_a,
+                       "B_mode2_alpha_-2": real["lo"], "B_mode2_alpha_+2": real["hi"],
+                       "B_parts": shape2["parts"], "B_rel_sd_change": shape2["rel_sd_change"],
+                       "B_corr_change": shape2["corr_change"], "B_passed": pass_b,
+                       "reference_mean_only_shape_index": ctl_index, "reference_p99": p99,
+                       "reference_p95": float(np.percentile(ctl_index, 95)),
+                       "reference_draws_at_or_above_1": int(np.sum(np.array(ctl_index) >= 1.0)),
+                       "reference_mean_only_spearman_xi1": ctl_rho1,
+                       "fresh_control": {"B_shape_index": fresh["shape"]["index"], "rho1": fresh["rho1"],
+                                         "best_baseline": fresh["best_baseline"]},
                        "spearman_xi2_with": {"sd_sbp": _spearman(xi[:, 1], sd_sbp),
                                              "sd_dbp": _spearman(xi[:, 1], sd_dbp),
                                              "corr": _spearman(xi[:, 1], corr)},
@@ -486,13 +634,14 @@ def _nhanes(bp, c5: Claim, c6: Claim, est: dict, J: int, M: int, n_control: int,
                        "mode1_sbp_median_young_to_old": sbp_median.tolist(),
                        "v1_spearman_xi1_age": rho1_v1, "v1_fve": m_v1.explained_variance_ratio_.tolist(),
                        "groups": len(bp.samples), "people": bp.n_people},
-             note=f"{len(bp.samples)} ages {age.min()}-{age.max()} (N_i {min(map(len, bp.samples))}-"
-                  f"{max(map(len, bp.samples))}); mean of each person's readings; {n_control} mean-only control "
-                  "draws; survey weights ignored",
-             summary=f"(A) |rho(xi1, age)| {abs(rho1):.3f} vs best mean baseline {best_base:.3f}, needs +0.02: "
-                     f"{'pass' if pass_a else 'fail'}; (B) mode-2 shape index {shape2['index']:.2f}, needs >= 1 "
-                     f"(control mean-only: max {max(ctl_index):.2f}, {n_ctl_pass}/{len(ctl_index)} draws >= 1"
-                     f"{'' if b_decidable else ', so (B) is undecidable'}): {'pass' if pass_b else 'fail'}")
+              note=f"{len(bp.samples)} ages {age.min()}-{age.max()} (N_i {min(map(len, bp.samples))}-"
+                   f"{max(map(len, bp.samples))}); mean of each person's readings; {n_control} mean-only reference "
+                   "draws set the (B) bar, one more is the control; survey weights ignored",
+              summary=f"(A) |rho(xi1, age)| {abs(rho1):.3f} vs best mean baseline {best_base:.3f}, needs +0.02: "
+                      f"{'pass' if pass_a else 'fail'}; (B) mode-2 shape index {shape2['index']:.2f}, needs >= "
+                      f"{bar:.2f} (max(1, p99 of {n_control} mean-only draws {p99:.2f})): "
+                      f"{'pass' if pass_b else 'fail'}; control fresh mean-only draw: index "
+                      f"{fresh['shape']['index']:.2f}, (A) margin {abs(fresh['rho1']) - fresh['best_baseline']:+.3f}")
 
     # c6: negative mass before clipping of the modes, default estimator vs the v1 model and inversion
     grid = m_bp.grid_
@@ -505,11 +654,13 @@ def _nhanes(bp, c5: Claim, c6: Claim, est: dict, J: int, M: int, n_control: int,
                     warnings.simplefilter("ignore", NegativeMassWarning)
                     sink.append(slices_to_density(q, model.directions_, model.quantile_levels_, *grid,
                                                   return_negative_mass=True, **inv)[1])
-    c6.judge(max(neg) <= 0.01,
-             measured={"max_negative_mass": max(neg), "negative_mass_modes_1_2": neg,
-                       "control_v1_max_negative_mass": max(neg_v1), "control_v1_negative_mass": neg_v1},
-             note=f"modes 1-2 x alpha {alphas} on the default grid ({grid[0].size}^2, 0.25-99.75% box + 25%)",
-             summary=f"max negative mass {max(neg):.2%}; needs <= 1% (control v1 {max(neg_v1):.2%})")
+    c6.record({"max_negative_mass": max(neg)},
+              controls={"v1_inversion": {"max_negative_mass": max(neg_v1)},
+                        "exact_mixture_slices": {"max_negative_mass": exact_negative_mass}},
+              details={"negative_mass_modes_1_2": neg, "control_v1_negative_mass": neg_v1},
+              note=f"modes 1-2 x alpha {alphas} on the default grid ({grid[0].size}^2, 0.25-99.75% box + 25%)",
+              summary=f"max negative mass {max(neg):.2%}; needs <= 1% (control v1 {max(neg_v1):.2%}; positive "
+                      f"exact mixture slices {exact_negative_mass:.2%})")
 
     metrics["nhanes"] = {"spearman_xi2_age": _spearman(xi[:, 1], age),
                          "spearman_sd_sbp_age": _spearman(sd_sbp, age), "spearman_corr_age": _spearman(corr, age),
