@@ -104,6 +104,13 @@ def test_smoke_reproduction(tmp_path):
     res = run_one("rank_bounds", "smoke", 0, str(tmp_path))
     assert res["status"] == "ok", res["error"]
     assert len(res["claims"]) == 5 and all(c["verdict"] != "pending" for c in res["claims"])
+    claims = {c["id"]: c for c in res["claims"]}
+    # issue 44: every verdict set by the machinery, each claim's controls run and judged by its criterion
+    assert all(c["decided_by"] == "machinery" and c["control_results"] for c in res["claims"])
+    assert claims["c3_headline_ordering"]["verdict"] == "inconclusive"  # 1 seed: the 3-seed precondition
+    assert "3 seeds per cell" in claims["c3_headline_ordering"]["reason"]
+    # c4's rank rule reads the hidden-to-hidden matrix (smoke is depth 3), not the input layer
+    assert claims["c4_bottleneck_rank"]["measured"]["method"]["teacher_nrank_middle"] <= 64
     assert {"bounds_vs_width.png", "effective_rank_vs_weight_decay.png"} <= {
         f.split("/")[-1] for f in res["figures"]
     }
@@ -134,3 +141,36 @@ def test_path_norm_runs_on_conv_chains():
             torch.nn.Linear(3 * 16, 2),
         )
         assert np.isfinite(path_norm(extract_layers(net, torch.zeros(1, 2, 4, 4))))
+
+
+def test_a_passing_control_gates_the_verdict():
+    # issue 44: the machinery applies the one criterion to the method and to every control
+    from neurips25.rank_bounds.reproduce import check_quasi_norms, claim_c1, claim_c4
+
+    q = check_quasi_norms(np.random.default_rng(0))
+    assert claim_c1().record(q["method"], controls={"float32_no_floor": q["float32_no_floor"]}).verdict == "reproduced"
+    # the broken implementation really fails: |r_p - 3| is of the order of the matrix size, not 1e-3
+    assert q["float32_no_floor"]["r_p_rank3_abs_err"] > 1
+    vacuous = claim_c1().record(q["method"], controls={"float32_no_floor": q["method"]})
+    assert vacuous.verdict == "inconclusive" and "vacuous" in vacuous.reason
+
+    good = {"teacher_nrank_middle": 4.0, "frac_cells_below_other_arm": 1.0, "spread_max": 1.1}
+    bad = {"teacher_nrank_middle": 60.0, "frac_cells_below_other_arm": 0.0, "spread_max": 2.0}
+    assert claim_c4().record(good, controls={"no_decay": bad}).verdict == "reproduced"
+    assert claim_c4().record(good, controls={"no_decay": good}).verdict == "inconclusive"
+    assert claim_c4().record(bad, controls={"no_decay": bad}).verdict == "not_reproduced"
+    nan = dict(good, teacher_nrank_middle=float("nan"))  # depth 2: no hidden-to-hidden matrix to measure
+    assert claim_c4().record(nan, controls={"no_decay": bad}).verdict == "inconclusive"
+
+
+def test_hidden_ranks_separate_the_input_layer():
+    from neurips25.rank_bounds.reproduce import hidden_effective_rank, make_mlp
+
+    torch.manual_seed(0)
+    net = make_mlp(5, 12, 3, 2)
+    with torch.no_grad():  # plant rank 2 in the hidden-to-hidden matrix; the input layer keeps rank 5
+        u, v = torch.randn(12, 2), torch.randn(2, 12)
+        net[2].weight.copy_(u @ v)
+    hr = hidden_effective_rank(net)
+    assert hr["nrank_middle_max"] == 2 and hr["nrank_input"] == 5 and hr["nrank_max"] == 5
+    assert np.isnan(hidden_effective_rank(make_mlp(5, 12, 2, 2))["nrank_middle_max"])
