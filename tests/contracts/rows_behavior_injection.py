@@ -1,0 +1,1 @@
+"""behavior_injection rows."""

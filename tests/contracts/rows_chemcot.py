@@ -1,0 +1,1 @@
+"""chemcot rows."""

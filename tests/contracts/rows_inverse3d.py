@@ -1,0 +1,1 @@
+"""inverse3d rows."""

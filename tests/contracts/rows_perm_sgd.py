@@ -1,0 +1,1 @@
+"""perm_sgd rows."""

@@ -1,0 +1,1 @@
+"""pref_diffusion rows."""

@@ -1,0 +1,1 @@
+"""prsformer rows."""

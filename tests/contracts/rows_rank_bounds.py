@@ -1,0 +1,1 @@
+"""rank_bounds rows."""

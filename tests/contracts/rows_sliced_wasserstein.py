@@ -1,0 +1,1 @@
+"""sliced_wasserstein rows."""
