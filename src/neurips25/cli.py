@@ -1,4 +1,4 @@
-"""``neurips25 list | reproduce [SLUG ...] | report RUN_DIR``.
+"""``neurips25 list | doctor [SLUG ...] | reproduce [SLUG ...] | report RUN_DIR [RUN_DIR ...]``.
 
 Exit codes: 0 when every requested reproduction ran (whatever its verdicts), 1 when one crashed
 (the others still ran and were saved), 2 on bad arguments.
@@ -70,17 +70,20 @@ def cmd_reproduce(args) -> int:
     if args.seed < 0:
         raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
     seeds = _parse_seeds(args.seeds) if args.seeds else [args.seed]
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1; got {args.jobs}")
+    if not args.connect_timeout > 0:
+        raise UsageError(f"--connect-timeout must be a positive number of seconds; got {args.connect_timeout}")
     not_impl = [s for s in slugs if not METHODS[s].implemented()]
     if not_impl:
         raise UsageError(f"not implemented yet: {', '.join(not_impl)} (see `neurips25 list`)")
-    unusable = {s: METHODS[s].missing_modules() for s in slugs}
-    unusable = {s: m for s, m in unusable.items() if m}
+    from neurips25.doctor import diagnose
+
+    unusable = [d for d in map(diagnose, slugs) if d.missing]
     if unusable:
-        msg = "; ".join(f"{s} needs {', '.join(m)} (pip install \"neurips25[{METHODS[s].extra}]\")"
-                        for s, m in unusable.items())
-        raise UsageError(f"missing dependencies: {msg}")
+        msg = "; ".join(f"{d.slug} needs " + ", ".join(f"{m['piece']} ({m['install']})" for m in d.missing)
+                        for d in unusable)
+        raise UsageError(f"missing pieces: {msg} (`neurips25 doctor` lists every method)")
     if args.address and args.executor != "ray":
         raise UsageError("--address needs --executor ray")
     out = Path(args.out) if args.out else Path(args.runs) / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -92,12 +95,19 @@ def cmd_reproduce(args) -> int:
         from neurips25.repro.executors import RayExecutor
 
         try:
-            executor = RayExecutor(address=args.address, num_cpus=None if args.address else args.jobs)
-        except ImportError as err:
+            # no --jobs: a local Ray instance gets every CPU of the machine (Ray's own default)
+            executor = RayExecutor(address=args.address, num_cpus=None if args.address else args.jobs,
+                                   connect_timeout_s=args.connect_timeout)
+        except (ImportError, ValueError) as err:
             raise UsageError(str(err)) from err
+        try:
+            executor.connect()  # before any file or progress line: a wrong --address fails here
+        except ConnectionError as err:
+            raise UsageError(str(err)) from err
+        print(f"  connected to Ray: {_ray_summary(executor)}", flush=True)
     try:
-        results = run_methods(slugs, scale=args.scale, seeds=seeds, out=out, jobs=args.jobs, force=args.force,
-                              executor=executor)
+        results = run_methods(slugs, scale=args.scale, seeds=seeds, out=out, jobs=args.jobs or 1,
+                              force=args.force, executor=executor)
     except ValueError as err:
         raise UsageError(str(err)) from err
     finally:
@@ -125,18 +135,48 @@ def _parse_seeds(text: str) -> list[int]:
     return list(dict.fromkeys(seeds))
 
 
-def cmd_report(args) -> int:
-    from neurips25.repro.report import render_report
+def _ray_summary(executor) -> str:
+    nodes = executor.nodes()
+    cpus = sum(n["cpus"] for n in nodes)
+    return f"{len(nodes)} node(s), {cpus:g} CPU(s): " + ", ".join(
+        f"{n['host']} ({n['address']}) {n['cpus']:g} CPU {n['memory_gb']:.1f} GB" for n in nodes)
 
-    if not Path(args.run_dir).is_dir():
-        raise UsageError(f"RUN_DIR {args.run_dir!r} is not a directory")
-    md, page = render_report(args.run_dir)
+
+def cmd_doctor(args) -> int:
+    from neurips25.doctor import diagnose_all, render
+    from neurips25.repro.store import code_identity, describe_code
+
+    slugs = _check_slugs(args.slugs) if args.slugs else None
+    found = diagnose_all(slugs)
+    if args.json:
+        import json
+
+        print(json.dumps([d.to_dict() for d in found], indent=2))
+    else:
+        print(f"{describe_code(code_identity())}, Python {sys.version.split()[0]}\n")
+        print(render(found))
+    return 0 if all(d.usable or not d.implemented for d in found) else 1
+
+
+def cmd_report(args) -> int:
+    from neurips25.repro.report import render_merged, render_report
+
+    dirs = list(dict.fromkeys(args.run_dirs))
+    for d in dirs:
+        if not Path(d).is_dir():
+            raise UsageError(f"RUN_DIR {d!r} is not a directory")
+    if len(dirs) > 1 and not args.out:
+        raise UsageError("several RUN_DIRs are merged into one report: give --out DIR for it")
+    if args.out:
+        md, page = render_merged(dirs, args.out)
+    else:
+        md, page = render_report(dirs[0])
     print(f"report: {page}\n        {md}")
     if args.readme:
         from neurips25.repro.report import update_readme
 
         try:
-            update_readme(args.readme, args.run_dir)
+            update_readme(args.readme, *dirs)
         except (OSError, ValueError) as err:
             raise UsageError(f"--readme: {err}") from err
         print(f"methods table updated in {args.readme}")
@@ -162,22 +202,32 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--runs", default="runs", help=argparse.SUPPRESS)
     pr.add_argument("--seeds", default=None, metavar="0,1,2",
                     help="several seeds: every claim judged per seed and combined (overrides --seed)")
-    pr.add_argument("--jobs", type=int, default=1,
+    pr.add_argument("--jobs", type=int, default=None,
                     help="units run in parallel worker processes (default 1); with --executor ray and no "
-                         "--address, the CPUs of the local Ray instance")
+                         "--address, the CPUs of the local Ray instance (default: every CPU of the machine)")
     pr.add_argument("--executor", default="local", choices=["local", "ray"],
                     help="where units (method, seed) run: local processes (default) or Ray tasks")
     pr.add_argument("--address", default=None,
                     help="Ray cluster address (e.g. auto, host:6379, ray://host:10001); default: a local instance")
+    pr.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS",
+                    help="with --address: give up when the cluster does not answer within this time (default 30)")
     pr.add_argument("--force", action="store_true", help="re-run methods already finished in --out")
     pr.set_defaults(func=cmd_reproduce)
 
+    pd = sub.add_parser("doctor", help="per method: usable here or not, what is missing and the command for it")
+    pd.add_argument("slugs", nargs="*", metavar="SLUG", help="methods to check (default: all)")
+    pd.add_argument("--json", action="store_true", help="print the findings as JSON")
+    pd.set_defaults(func=cmd_doctor)
+
     for name, (_, text) in DELEGATED.items():
         sub.add_parser(name, help=text, add_help=False)
-    pp = sub.add_parser("report", help="re-render report.html / report.md of a run directory")
-    pp.add_argument("run_dir", metavar="RUN_DIR")
+    pp = sub.add_parser("report", help="re-render report.html / report.md of a run directory, or merge several")
+    pp.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                    help="run directories; with several, each method's newest result is taken and --out is needed")
+    pp.add_argument("--out", default=None, metavar="DIR",
+                    help="write the (merged) report into DIR instead of the run directory")
     pp.add_argument("--readme", default=None, metavar="README.md",
-                    help="also rewrite the methods table of this README from the run")
+                    help="also rewrite the methods table of this README from the run(s)")
     pp.set_defaults(func=cmd_report)
     return p
 

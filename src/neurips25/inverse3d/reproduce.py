@@ -418,7 +418,7 @@ def _figures(designs, res, data, pressure_body, out: Path):
 
 
 @register("inverse3d")
-def run(scale: Scale, seed: int, out: Path) -> Outcome:
+def run(scale: Scale, seed: int, out: Path, cache_dir: Path | None = None) -> Outcome:
     cfg = _config(scale)
     out = Path(out)
     t_start = time.time()
@@ -449,9 +449,10 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     ]
     solver = BrinkmanSpectralNS(grid=cfg.grid, steps=cfg.steps)
     space = DesignSpace(solver.grid, solver.h)
-    # solved shapes live in the run directory; NEURIPS25_INVERSE3D_CACHE names a folder that outlives the run
-    # (the runner works in a temporary folder, so a killed run would otherwise lose them)
-    cache = SolveCache(os.environ.get("NEURIPS25_INVERSE3D_CACHE") or out / "cache")
+    # solved shapes go to the runner's cache folder (<run>/inverse3d/cache: shared by the seeds of a run, kept
+    # when a run is killed); NEURIPS25_INVERSE3D_CACHE names a folder that outlives runs; called without the
+    # runner, the output folder holds them
+    cache = SolveCache(os.environ.get("NEURIPS25_INVERSE3D_CACHE") or cache_dir or out / "cache")
     data_seed = 1234  # the data set is shared by every seed (and cached)
     data = build_dataset(cfg.n_shapes, solver, space, cache, data_seed, n_points=cfg.n_points, n_occ=cfg.n_occ,
                          progress=progress)

@@ -5,9 +5,13 @@ figures), so ``neurips25 report RUN_DIR`` re-renders it at any time. Figures are
 HTML as base64 PNG so the file opens offline.
 
 What a person reads first: a summary table with ONE row per method (headline verdict, the other kinds
-counted apart, wall and CPU time); then, per method, one row per claim (kind, the paper's figure, the
-claim's one-line summary: the key number against its threshold, and the verdict). Criteria, notes and
-the raw measurement dicts follow, collapsed.
+counted apart, wall and CPU time, where it ran); then, per method, one row per claim (kind, the paper's
+figure, the claim's one-line summary: the key number against its threshold, and the verdict). Criteria,
+notes and the raw measurement dicts follow, collapsed. A multi-seed wall time is the sum of the seeds'
+walls (labelled so), with the elapsed time beside it.
+
+:func:`render_merged` builds one report from several run directories (each method's newest result), and
+says for every row which run directory it came from and where it ran.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 
 from neurips25.repro.claims import describe_claims, format_number, headline_verdict
 from neurips25.repro.registry import HAND_VERDICTS, METHODS
-from neurips25.repro.store import RunDir, atomic_write_text
+from neurips25.repro.store import RunDir, atomic_write_text, where_ran
 
 VERDICT_STYLE = {
     "reproduced": ("#1a7f37", "#dafbe1"),
@@ -113,17 +117,58 @@ def _time(x) -> str:
     return "-" if x is None else f"{float(x):.0f}"
 
 
+def wall_text(res: dict) -> str:
+    """A result's wall time; for several seeds labelled as their sum, with the elapsed time beside it."""
+    seeds = res.get("seeds") or []
+    if len(seeds) <= 1:
+        return _time(res.get("wall_s"))
+    elapsed = f", {_time(res['elapsed_s'])} elapsed" if res.get("elapsed_s") is not None else ""
+    return f"{_time(res.get('wall_s'))} (sum of {len(seeds)} seeds{elapsed})"
+
+
+def _short_where(prov: dict | None) -> str:
+    if not prov:
+        return "unknown"
+    code = prov.get("code") or {}
+    commit = (code.get("commit") or "")[:8] or f"v{code.get('neurips25', '?')}"
+    return f"{prov.get('host', '?')} ({prov.get('executor', '?')}, {commit})"
+
+
+def ran_on(res: dict) -> str:
+    """Where a method's unit(s) ran: ``host (executor, commit)``, one entry per distinct place."""
+    prov = res.get("provenance") or {}
+    per_seed = prov.get("per_seed")
+    if per_seed is None:
+        return _short_where(prov or None)
+    places: dict[str, list[str]] = {}
+    for seed, p in per_seed.items():
+        places.setdefault(_short_where(p or None), []).append(seed)
+    if len(places) == 1:
+        return next(iter(places))
+    return "; ".join(f"seed {','.join(s)}: {w}" for w, s in places.items())
+
+
+def where_lines(res: dict) -> list[str]:
+    """One line per unit on where it ran (host, CPU, BLAS kernel, executor, Python, code)."""
+    prov = res.get("provenance") or {}
+    if "per_seed" in prov:
+        return [f"seed {s}: {where_ran(p)}" for s, p in prov["per_seed"].items()]
+    return [where_ran(prov or None)]
+
+
 def method_rows(results: dict[str, dict]) -> list[dict]:
     """One row per method: headline verdict, kinds counted apart, times."""
     rows = []
     for slug, res in results.items():
         if res.get("status") != "ok":
             rows.append({"method": slug, "headline": "error", "claims": res.get("error") or "crashed",
-                         "wall_s": res.get("wall_s"), "cpu_s": res.get("cpu_s")})
+                         "wall_s": res.get("wall_s"), "cpu_s": res.get("cpu_s"), "wall": wall_text(res),
+                         "ran_on": ran_on(res)})
             continue
         claims = res.get("claims", [])
         rows.append({"method": slug, "headline": headline_verdict(claims), "claims": describe_claims(claims),
-                     "wall_s": res.get("wall_s"), "cpu_s": res.get("cpu_s")})
+                     "wall_s": res.get("wall_s"), "cpu_s": res.get("cpu_s"), "wall": wall_text(res),
+                     "ran_on": ran_on(res)})
     return rows
 
 
@@ -147,18 +192,35 @@ def _md_cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(rd: RunDir, results: dict[str, dict]) -> str:
-    cfg = rd.config()
-    lines = [f"# neurips25 reproduction report: {rd.path.name}", "",
-             f"scale `{cfg.get('scale', '?')}`, seeds `{_seeds(cfg)}`", "",
-             "| method | headline | all claims | wall (s) | CPU (s) |", "|---|---|---|---|---|"]
+def _header(rd: RunDir, sources: dict[str, RunDir] | None) -> str:
+    if sources is None:
+        cfg = rd.config()
+        return f"scale `{cfg.get('scale', '?')}`, seeds `{_seeds(cfg)}`"
+    runs = sorted({str(r.path) for r in sources.values()})
+    return f"merged from {len(runs)} run director{'y' if len(runs) == 1 else 'ies'}: " + ", ".join(
+        f"`{r}`" for r in runs)
+
+
+def _scale_seeds(res: dict) -> str:
+    return f"{res.get('scale', '?')}, seeds {','.join(str(s) for s in res.get('seeds') or [res.get('seed', '?')])}"
+
+
+def render_markdown(rd: RunDir, results: dict[str, dict], sources: dict[str, RunDir] | None = None) -> str:
+    merged = sources is not None
+    lines = [f"# neurips25 reproduction report: {rd.path.name}", "", _header(rd, sources), "",
+             "| method | headline | all claims | wall (s) | CPU (s) | ran on |" + (" run (scale, seeds) |" if merged
+                                                                                  else ""),
+             "|---|---|---|---|---|---|" + ("---|" if merged else "")]
     for r in method_rows(results):
+        extra = (f"{sources[r['method']].path} ({_scale_seeds(results[r['method']])})",) if merged else ()
         lines.append("| " + " | ".join(_md_cell(x) for x in (
             f"[{r['method']}](#{r['method']})", r["headline"].replace("_", " "), r["claims"],
-            _time(r["wall_s"]), _time(r["cpu_s"]))) + " |")
+            r["wall"], _time(r["cpu_s"]), r["ran_on"], *extra)) + " |")
     for slug, res in results.items():
         title = METHODS[slug].title if slug in METHODS else slug
         lines += ["", f"## {slug}", "", f"{title}", ""]
+        lines += ["Ran on: " + "; ".join(where_lines(res)) + (f" (run `{sources[slug].path}`)" if merged else ""),
+                  ""]
         if res.get("status") != "ok":
             lines += [f"**error**: `{res.get('error')}` (traceback in `{slug}/log.txt`)"]
             continue
@@ -185,9 +247,19 @@ def render_markdown(rd: RunDir, results: dict[str, dict]) -> str:
         lines += ["", "</details>"]
         if res.get("notes"):
             lines += ["", res["notes"]]
+        base = _relpath(sources[slug].method_dir(slug), rd.path) if merged else slug
         for fig in res.get("figures", []):
-            lines += ["", f"![{fig}]({slug}/{fig})"]
+            lines += ["", f"![{fig}]({base}/{fig})"]
     return "\n".join(lines) + "\n"
+
+
+def _relpath(target: Path, start: Path) -> str:
+    import os
+
+    try:
+        return os.path.relpath(target.resolve(), start.resolve())
+    except ValueError:  # another drive (Windows)
+        return str(target.resolve())
 
 
 def _badge(verdict: str) -> str:
@@ -205,31 +277,38 @@ CSS = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;p
        "td.num{text-align:right;white-space:nowrap}details{margin:6px 0}")
 
 
-def render_html(rd: RunDir, results: dict[str, dict]) -> str:
+def render_html(rd: RunDir, results: dict[str, dict], sources: dict[str, RunDir] | None = None) -> str:
     cfg = rd.config()
     e = html.escape
+    merged = sources is not None
+    where = (f"<p>run <code>{e(str(rd.path))}</code> &middot; scale <code>{e(str(cfg.get('scale', '?')))}</code>"
+             f" &middot; seeds <code>{e(_seeds(cfg))}</code></p>") if not merged else \
+        f"<p>{e(_header(rd, sources))}</p>"
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>neurips25 report {e(rd.path.name)}</title><style>{CSS}</style></head><body>",
-        "<h1>neurips25 reproduction report</h1>",
-        f"<p>run <code>{e(str(rd.path))}</code> &middot; scale <code>{e(str(cfg.get('scale', '?')))}</code>"
-        f" &middot; seeds <code>{e(_seeds(cfg))}</code></p>",
+        "<h1>neurips25 reproduction report</h1>", where,
         "<h2>Summary</h2><table><tr><th>method</th><th>headline claim</th><th>all claims</th>"
-        "<th>wall (s)</th><th>CPU (s)</th></tr>",
+        "<th>wall (s)</th><th>CPU (s)</th><th>ran on</th>" + ("<th>run (scale, seeds)</th>" if merged else "") +
+        "</tr>",
     ]
     for r in method_rows(results):
+        extra = (f"<td>{e(str(sources[r['method']].path))} ({e(_scale_seeds(results[r['method']]))})</td>"
+                 if merged else "")
         parts.append(f"<tr><td><a href='#{e(r['method'])}'>{e(r['method'])}</a></td><td>{_badge(r['headline'])}"
-                     f"</td><td>{e(r['claims'])}</td><td class='num'>{_time(r['wall_s'])}</td>"
-                     f"<td class='num'>{_time(r['cpu_s'])}</td></tr>")
+                     f"</td><td>{e(r['claims'])}</td><td class='num'>{e(r['wall'])}</td>"
+                     f"<td class='num'>{_time(r['cpu_s'])}</td><td>{e(r['ran_on'])}</td>{extra}</tr>")
     parts.append("</table>")
     for slug, res in results.items():
         title = METHODS[slug].title if slug in METHODS else slug
         parts.append(f"<h2 id='{e(slug)}'>{e(slug)}</h2><p>{e(title)}</p>")
+        parts.append("<p class='crit'>ran on: " + "<br>".join(e(x) for x in where_lines(res)) +
+                     (f" (run <code>{e(str(sources[slug].path))}</code>)" if merged else "") + "</p>")
         if res.get("status") != "ok":
             parts.append(f"<p>{_badge('error')} <code>{e(str(res.get('error')))}</code> "
                          f"(traceback in <code>{e(slug)}/log.txt</code>)</p>")
             continue
-        parts.append(f"<p>{e(describe_claims(res.get('claims', [])))} &middot; wall {_time(res.get('wall_s'))} s"
+        parts.append(f"<p>{e(describe_claims(res.get('claims', [])))} &middot; wall {e(wall_text(res))} s"
                      f" &middot; CPU {_time(res.get('cpu_s'))} s</p>")
         parts.append("<table><tr><th>claim</th><th>paper</th><th>key figure (needs)</th><th>method</th>"
                      "<th>controls (same criterion)</th><th>measured</th><th>verdict</th></tr>")
@@ -263,7 +342,7 @@ def render_html(rd: RunDir, results: dict[str, dict]) -> str:
         if res.get("notes"):
             parts.append(f"<p>{e(res['notes'])}</p>")
         for fig in res.get("figures", []):
-            p = rd.method_dir(slug) / fig
+            p = (sources[slug] if merged else rd).method_dir(slug) / fig
             if p.is_file():
                 data = base64.b64encode(p.read_bytes()).decode("ascii")
                 parts.append(f"<figure><img alt='{e(fig)}' src='data:image/png;base64,{data}'>"
@@ -281,6 +360,34 @@ def render_report(run_dir: str | Path) -> tuple[Path, Path]:
     md, page = rd.path / "report.md", rd.path / "report.html"
     atomic_write_text(md, render_markdown(rd, results))
     atomic_write_text(page, render_html(rd, results))
+    return md, page
+
+
+def merge_runs(run_dirs) -> tuple[dict[str, dict], dict[str, RunDir]]:
+    """Each method's newest result (by ``finished_at``) over ``run_dirs``, and the run directory it came from.
+
+    A finished result beats an error whatever their times, so a crashed re-run never hides a good one."""
+    best: dict[str, tuple[tuple, dict, RunDir]] = {}
+    for d in run_dirs:
+        rd = RunDir(d)
+        if not rd.path.is_dir():
+            raise FileNotFoundError(f"run directory {rd.path} does not exist")
+        for slug, res in rd.results().items():
+            rank = (res.get("status") == "ok", res.get("finished_at") or "")
+            if slug not in best or rank > best[slug][0]:
+                best[slug] = (rank, res, rd)
+    order = [s for s in METHODS if s in best] + sorted(s for s in best if s not in METHODS)
+    return {s: best[s][1] for s in order}, {s: best[s][2] for s in order}
+
+
+def render_merged(run_dirs, out: str | Path) -> tuple[Path, Path]:
+    """One report over several run directories (each method's newest result), written into ``out``."""
+    results, sources = merge_runs(run_dirs)
+    rd = RunDir(out)
+    rd.path.mkdir(parents=True, exist_ok=True)
+    md, page = rd.path / "report.md", rd.path / "report.html"
+    atomic_write_text(md, render_markdown(rd, results, sources))
+    atomic_write_text(page, render_html(rd, results, sources))
     return md, page
 
 
@@ -311,13 +418,16 @@ def readme_table(results: dict[str, dict], docs: Path | None = None) -> str:
     return "\n".join(lines)
 
 
-def update_readme(readme: str | Path, run_dir: str | Path) -> None:
-    """Replace the table between the README's METHODS-TABLE markers with one built from ``run_dir``."""
+def update_readme(readme: str | Path, run_dir: str | Path, *more_run_dirs: str | Path) -> None:
+    """Replace the table between the README's METHODS-TABLE markers with one built from ``run_dir``.
+
+    With more run directories, each method's newest result over all of them (:func:`merge_runs`)."""
     readme = Path(readme)
     text = readme.read_text(encoding="utf-8")
     if README_BEGIN not in text or README_END not in text:
         raise ValueError(f"{readme} has no {README_BEGIN} ... {README_END} markers")
     head, rest = text.split(README_BEGIN, 1)
     _, tail = rest.split(README_END, 1)
-    table = readme_table(RunDir(run_dir).results(), docs=readme.parent / "docs")
+    results = merge_runs([run_dir, *more_run_dirs])[0] if more_run_dirs else RunDir(run_dir).results()
+    table = readme_table(results, docs=readme.parent / "docs")
     atomic_write_text(readme, f"{head}{README_BEGIN}\n{table}\n{README_END}{tail}")

@@ -14,12 +14,22 @@ so a re-run into the same directory runs only what is missing and never touches 
 
 Layout: with one seed a method's files are in ``<run>/<slug>/``; with several, each seed's in
 ``<run>/<slug>/seed-<k>/`` and ``<run>/<slug>/result.json`` combines them (see :mod:`repro.aggregate`).
+``<run>/<slug>/cache/`` is the method's cache, owned by the runner: a reproduction that accepts a
+``cache_dir`` keyword gets it, shared by the seeds of the run and kept when a run is killed (``--force``
+empties it). On a cluster without a shared disk each node keeps its own copy under the same path.
+
+Provenance: every unit's ``result.json`` says where and with what code it ran (host, Python, package
+versions, git commit or installed version, CPU model, BLAS kernel, executor; :func:`store.provenance`).
+The driver refuses a unit whose neurips25 version or commit differs from its own (a node with another
+install), and a multi-seed result combines only seeds of the driver's code: a finished seed from other
+code is re-run rather than mixed in.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import inspect
 import logging
 import resource
@@ -32,6 +42,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+from neurips25.doctor import data_pieces
 from neurips25.repro.aggregate import combine_results
 from neurips25.repro.claims import Outcome, describe_claims, jsonable, validate_outcome
 from neurips25.repro.context import make_context
@@ -40,22 +51,37 @@ from neurips25.repro.progress import interactive
 from neurips25.repro.registry import EXTRA_MODULES, METHODS, get_runner, hand_verdicts_allowed, threads_for
 from neurips25.repro.scale import Scale
 from neurips25.repro.seeding import seed_everything
-from neurips25.repro.store import RESULT, RunDir, atomic_write_bytes, atomic_write_json, read_json
+from neurips25.repro.store import (
+    CACHE,
+    RESULT,
+    RunDir,
+    atomic_write_bytes,
+    atomic_write_json,
+    code_identity,
+    describe_code,
+    provenance,
+    read_json,
+    same_code,
+)
 from neurips25.repro.threads import current_threads, thread_cap
 
 
-def execute_unit(slug: str, scale: str, seed: int, context: str = "local", module: str | None = None) -> dict:
+def execute_unit(slug: str, scale: str, seed: int, context: str = "local", module: str | None = None,
+                 cache_dir: str | None = None) -> dict:
     """Run one method at one seed in a temporary folder; return ``{"result": ..., "files": {path: bytes}}``.
 
     Never raises for a method's failure: the traceback goes to ``log.txt`` and the result says ``error``.
     ``module`` is imported first when the slug is not one of the built-in methods (a plugin on a worker).
-    A ``KeyboardInterrupt`` propagates.
+    ``cache_dir`` is the method's cache folder (the runner's ``<run>/<slug>/cache``), handed to a
+    reproduction that takes a ``cache_dir`` keyword; where it cannot be created (a node without the driver's
+    disk) the unit's own temporary folder stands in. A ``KeyboardInterrupt`` propagates.
     """
     if module is not None and slug not in METHODS:
         import importlib
 
         importlib.import_module(module)
     scale_ = Scale.parse(scale)
+    started_at = dt.datetime.now().isoformat(timespec="seconds")
     with tempfile.TemporaryDirectory(prefix=f"neurips25-{slug}-") as tmp:
         mdir = Path(tmp)
         (mdir / "figures").mkdir()
@@ -80,8 +106,11 @@ def execute_unit(slug: str, scale: str, seed: int, context: str = "local", modul
                         threads_in_force = current_threads()
                         seed_everything(seed)
                         kwargs = {}
-                        if "ctx" in inspect.signature(runner).parameters:
+                        params = inspect.signature(runner).parameters
+                        if "ctx" in params:
                             kwargs["ctx"] = ctx = make_context(context, threads_for(slug))
+                        if "cache_dir" in params:
+                            kwargs["cache_dir"] = _usable_cache(cache_dir, Path(tmp) / "unit-cache")
                         returned = runner(scale=scale_, seed=seed, out=mdir, **kwargs)
                     outcome = returned if isinstance(returned, Outcome) else Outcome(list(returned))
                     validate_outcome(outcome, hand_verdicts_allowed=hand_verdicts_allowed(slug))
@@ -98,31 +127,47 @@ def execute_unit(slug: str, scale: str, seed: int, context: str = "local", modul
         wall = time.perf_counter() - t0
         cpu = (time.process_time() - cpu0) + (_children_cpu() - children0) + getattr(ctx, "task_cpu_s", 0.0)
         files = {str(p.relative_to(mdir)): p.read_bytes() for p in sorted(mdir.rglob("*")) if p.is_file()}
+        info = METHODS.get(slug)
+        where = provenance(info.extra if info else "core", context, also=data_pieces(slug))
     figures = sorted(f for f in files if f.startswith("figures/") and f.endswith(".png"))
     result = {
         "slug": slug, "status": status, "error": error, "scale": str(scale_), "seed": seed,
         "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "threads": threads_in_force,
-        "executor": context, "finished_at": dt.datetime.now().isoformat(timespec="seconds"),
+        "executor": context, "started_at": started_at,
+        "finished_at": dt.datetime.now().isoformat(timespec="seconds"),
         "claims": [c.to_dict() for c in outcome.claims], "metrics": jsonable(outcome.metrics),
-        "notes": outcome.notes, "figures": figures,
+        "notes": outcome.notes, "figures": figures, "provenance": where,
     }
     return {"result": result, "files": files}
 
 
+def _usable_cache(cache_dir: str | None, fallback: Path) -> Path:
+    """The runner's cache folder when it can be created here, else ``fallback`` (it lives as long as the unit)."""
+    for candidate in ([Path(cache_dir)] if cache_dir else []) + [fallback]:
+        try:
+            candidate.mkdir(parents=True, exist_ok=True)
+            return candidate
+        except OSError:
+            continue
+    raise OSError(f"cannot create a cache folder at {cache_dir!r} nor at {str(fallback)!r}")
+
+
 def run_one(slug: str, scale: str, seed: int, run_dir: str) -> dict:
     """Run one method in this process and store it in ``run_dir`` (single-seed layout); return its result."""
-    payload = execute_unit(slug, scale, seed)
+    payload = execute_unit(slug, scale, seed, cache_dir=str(RunDir(run_dir).cache_dir(slug)))
     store_unit(RunDir(run_dir).method_dir(slug), payload)
     return payload["result"]
 
 
 def store_unit(unit_dir: Path, payload: dict) -> None:
-    """Write a unit's files, then its ``result.json`` last (atomically); stale files of a killed run go first."""
+    """Write a unit's files, then its ``result.json`` last (atomically); stale files of a killed run go first.
+
+    The method's cache folder and the other seeds' folders are kept."""
     unit_dir = Path(unit_dir)
     if unit_dir.is_dir():
         for child in unit_dir.iterdir():
-            if child.name.startswith("seed-") and child.is_dir():
-                continue  # another seed's unit
+            if (child.name.startswith("seed-") or child.name == CACHE) and child.is_dir():
+                continue  # another seed's unit, or the cache the seeds share
             shutil.rmtree(child) if child.is_dir() else child.unlink()
     for rel, data in payload["files"].items():
         atomic_write_bytes(unit_dir / rel, data)
@@ -224,6 +269,9 @@ def run_methods(
             stream.write(line + "\n")
             stream.flush()
 
+    if executor is not None and hasattr(executor, "connect"):
+        executor.connect()  # a wrong cluster address fails here, before any file or progress line
+    driver_code = code_identity()
     rd = RunDir(out)
     rd.path.mkdir(parents=True, exist_ok=True)
     old = rd.config()
@@ -245,13 +293,21 @@ def run_methods(
     per_unit: dict[Unit, dict] = {}
     todo: list[Unit] = []
     for slug in slugs:
+        if force and rd.cache_dir(slug).is_dir():
+            shutil.rmtree(rd.cache_dir(slug))  # a forced run recomputes what it had cached too
         for s in seeds:
             unit = (slug, str(scale), s)
             p = unit_dir(unit) / RESULT
             done = _finished(p)
-            if done is not None and not force:
+            done_code = (done or {}).get("provenance", {}).get("code")
+            if done is not None and not force and multi and not same_code(done_code, driver_code):
+                echo(f"  {_unit_name(unit, multi)}: finished under {describe_code(done_code)}, but this run is "
+                     f"{describe_code(driver_code)}: re-run (seeds combine only results of the same code)")
+                todo.append(unit)
+            elif done is not None and not force:
                 per_unit[unit] = done
-                echo(f"  {_unit_name(unit, multi)}: already finished, skipped (use --force to re-run)")
+                other = "" if same_code(done_code, driver_code) else f" under {describe_code(done_code)}"
+                echo(f"  {_unit_name(unit, multi)}: already finished{other}, skipped (use --force to re-run)")
             else:
                 todo.append(unit)
 
@@ -275,7 +331,9 @@ def run_methods(
 
         bar = tqdm(total=len(todo), desc="units", unit="unit", position=0, leave=True)
     try:
-        for k, (unit, payload) in enumerate(executor.run(execute_unit, todo), start=1):
+        caches = {u: str(rd.cache_dir(u[0]).resolve()) for u in todo}
+        for k, (unit, payload) in enumerate(_run_executor(executor, todo, caches), start=1):
+            payload = _refuse_other_code(unit, payload, driver_code)
             store_unit(unit_dir(unit), payload)
             per_unit[unit] = payload["result"]
             line = (f"[{k}/{len(todo)}] {_unit_name(unit, multi)}: {summarize(payload['result'])}; "
@@ -296,11 +354,58 @@ def run_methods(
         if len(mine) < len(seeds):
             continue
         if multi:
-            results[slug] = combine_results(slug, mine)
+            results[slug] = _with_provenance(combine_results(slug, mine), mine, driver_code)
             atomic_write_json(rd.result_path(slug), results[slug])
         else:
             results[slug] = mine[seeds[0]]
     return results
+
+
+def _run_executor(executor, todo: list[Unit], caches: dict[Unit, str]):
+    """``executor.run`` over ``todo``, handing each unit its method's cache folder.
+
+    An executor whose ``run`` takes ``caches`` (Ray: a task needs a plain function) gets them as such; any
+    other gets :func:`execute_unit` bound to them (a picklable partial, for worker processes)."""
+    if "caches" in inspect.signature(executor.run).parameters:
+        return executor.run(execute_unit, todo, caches=caches)
+    return executor.run(functools.partial(_execute_with_caches, caches), todo)
+
+
+def _execute_with_caches(caches: dict, slug, scale, seed, context="local", module=None):
+    return execute_unit(slug, scale, seed, context=context, module=module, cache_dir=caches.get((slug, scale, seed)))
+
+
+def _refuse_other_code(unit: Unit, payload: dict, driver_code: dict) -> dict:
+    """The unit's payload, or an error in its place when it ran under another neurips25 version or commit."""
+    res = payload["result"]
+    prov = res.get("provenance") or {}
+    if res.get("status") == "error" and not prov:
+        return payload  # the executor's own error (a dead worker, an impossible request): nothing ran
+    if same_code(prov.get("code"), driver_code):
+        return payload
+    error = (f"refused: {unit[0]} seed {unit[2]} ran under {describe_code(prov.get('code'))} on host "
+             f"{prov.get('host', '?')}, but the driver runs {describe_code(driver_code)}; install the same "
+             "neurips25 (version and commit) on every node (docs/cluster.md)")
+    refused = {k: res.get(k) for k in ("slug", "scale", "seed", "wall_s", "cpu_s", "threads", "executor",
+                                        "started_at", "finished_at")}
+    refused.update(status="error", error=error, claims=[], metrics={}, notes="", figures=[], provenance=prov)
+    return {"result": refused, "files": {}}
+
+
+def _with_provenance(result: dict, per_seed: dict[int, dict], driver_code: dict) -> dict:
+    """A combined result with where each seed ran, its executor, and the wall time labelled as a sum."""
+    provs = {s: r.get("provenance") or {} for s, r in per_seed.items()}
+    result["provenance"] = {"code": driver_code, "per_seed": {str(s): p for s, p in sorted(provs.items())}}
+    executors = sorted({p.get("executor") or r.get("executor") or "?" for (s, p), r in
+                        zip(sorted(provs.items()), [per_seed[s] for s in sorted(provs)])})
+    result["executor"] = executors[0] if len(executors) == 1 else ",".join(executors)
+    result["wall_s_is"] = f"sum of the {len(per_seed)} seeds' walls"
+    starts = [r.get("started_at") for r in per_seed.values()]
+    ends = [r.get("finished_at") for r in per_seed.values()]
+    if all(starts) and all(ends):
+        t0, t1 = min(dt.datetime.fromisoformat(t) for t in starts), max(dt.datetime.fromisoformat(t) for t in ends)
+        result["elapsed_s"] = round((t1 - t0).total_seconds(), 1)  # first start to last finish
+    return result
 
 
 def _finished(path: Path) -> dict | None:

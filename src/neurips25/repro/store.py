@@ -3,8 +3,10 @@
 Layout::
 
     RUN_DIR/config.json            scale, seed, arguments
-    RUN_DIR/environment.json       python, packages, git commit, cpu count
-    RUN_DIR/<slug>/result.json     claims, metrics, status, wall time
+    RUN_DIR/environment.json       the driver's python, packages, git commit, cpu count
+    RUN_DIR/<slug>/result.json     claims, metrics, status, wall time, provenance (where and with what code
+                                   the unit ran: see :func:`provenance`)
+    RUN_DIR/<slug>/cache/          the method's cache (shared by the seeds of the run, kept on kill)
     RUN_DIR/<slug>/figures/*.png
     RUN_DIR/<slug>/log.txt
     RUN_DIR/report.html, report.md
@@ -16,9 +18,12 @@ crash never leaves a half-written result behind; a method counts as finished onl
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
+import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -27,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 RESULT = "result.json"
+CACHE = "cache"
 
 #: distributions whose versions are recorded in environment.json when installed
 TRACKED_PACKAGES = (
@@ -73,15 +79,134 @@ def read_json(path: Path) -> Any:
         return json.load(fh)
 
 
-def git_commit(cwd: Path | None = None) -> str | None:
+def _git(args: list[str], cwd: Path) -> str | None:
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=cwd or Path(__file__).parent, capture_output=True,
-            text=True, timeout=5,
-        )
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def git_commit(cwd: Path | None = None) -> str | None:
+    """The commit of the git checkout this package is imported from; None when installed from a wheel.
+
+    An installed copy inside some other repository (a venv in a project folder) is not a checkout of
+    neurips25: the package's own ``__init__.py`` must be tracked by that repository.
+    """
+    pkg = Path(cwd) if cwd is not None else Path(__file__).resolve().parents[1]
+    if cwd is None and _git(["ls-files", "--error-unmatch", "__init__.py"], pkg) is None:
+        return None
+    return _git(["rev-parse", "HEAD"], pkg) or None
+
+
+def _package_version() -> str:
+    try:
+        return metadata.version("neurips25")
+    except metadata.PackageNotFoundError:  # imported from a source tree that was never installed
+        from neurips25 import __version__
+
+        return __version__
+
+
+@functools.cache
+def code_identity() -> dict:
+    """``{"neurips25": version, "commit": git commit or None}``: what "the same code" means for a run.
+
+    Computed once per process (a driver or a worker), so units of one process always agree, even while the
+    checkout moves on underneath it. Units whose identity differs from the driver's are refused."""
+    return {"neurips25": _package_version(), "commit": git_commit()}
+
+
+def same_code(a: dict | None, b: dict | None) -> bool:
+    """Whether two code identities (see :func:`code_identity`) name the same version and commit."""
+    return bool(a) and bool(b) and a.get("neurips25") == b.get("neurips25") and a.get("commit") == b.get("commit")
+
+
+def describe_code(code: dict | None) -> str:
+    """``"neurips25 0.1.0 @ 1a2b3c4d5e6f"`` (``"(installed)"`` without a checkout; ``"unknown code"``)."""
+    if not code:
+        return "unknown code (no provenance recorded)"
+    commit = code.get("commit")
+    return f"neurips25 {code.get('neurips25')} " + (f"@ {commit[:12]}" if commit else "(installed, no checkout)")
+
+
+def where_ran(prov: dict | None) -> str:
+    """One line on where a unit ran: host, CPU, executor, code (from its ``provenance``)."""
+    if not prov:
+        return "unknown (no provenance recorded)"
+    blas = next((b for b in prov.get("blas", []) if b.get("user_api") == "blas"), None)
+    kernel = f", BLAS {blas.get('internal_api')} {blas.get('architecture', '')}".rstrip() if blas else ""
+    return (f"{prov.get('host', '?')} ({prov.get('cpu_model') or '?'}, {prov.get('cpu_count', '?')} CPUs{kernel}), "
+            f"{prov.get('executor', '?')} executor, Python {prov.get('python', '?')}, "
+            f"{describe_code(prov.get('code'))}")
+
+
+def cpu_model() -> str | None:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what ``platform`` knows)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def blas_in_use() -> list[dict]:
+    """The BLAS / OpenMP libraries loaded in this process and their kernel, from ``threadpoolctl``."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return []
+    keep = ("user_api", "internal_api", "version", "architecture", "threading_layer", "num_threads")
+    return [{k: info.get(k) for k in keep if info.get(k) is not None} | {"library": Path(info["filepath"]).name}
+            for info in threadpool_info()]
+
+
+def extra_distributions(extra: str) -> list[str]:
+    """The distributions the installed neurips25 declares for ``extra`` (from its metadata)."""
+    try:
+        requires = metadata.requires("neurips25") or []
+    except metadata.PackageNotFoundError:
+        return []
+    names = []
+    for req in requires:
+        if re.search(rf"""extra\s*==\s*["']{re.escape(extra)}["']""", req):
+            name = re.split(r"[\s<>=!~;\[(]", req, maxsplit=1)[0]
+            if name != "neurips25":
+                names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def _versions(names) -> dict[str, str | None]:
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def provenance(extra: str = "core", executor: str = "local", also: tuple[str, ...] = ()) -> dict:
+    """Where and with what code one unit ran, for its ``result.json``.
+
+    Host name, Python, the versions of neurips25, torch, numpy, the method's extra (and ``also``: the data
+    wheels it reads), the code identity (git commit from a checkout, else the installed version), the CPU
+    model, the BLAS libraries in use with their kernel (call it after the method ran) and the executor.
+    """
+    return {
+        "host": socket.gethostname(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "executor": executor,
+        "code": code_identity(),
+        "packages": _versions(["neurips25", "torch", "numpy", *extra_distributions(extra), *also]),
+        "blas": blas_in_use(),
+    }
 
 
 def environment() -> dict:
@@ -98,6 +223,9 @@ def environment() -> dict:
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
         "git_commit": git_commit(),
+        "host": socket.gethostname(),
+        "cpu_model": cpu_model(),
+        "code": code_identity(),
         "packages": versions,
     }
 
@@ -113,6 +241,10 @@ class RunDir:
 
     def result_path(self, slug: str) -> Path:
         return self.method_dir(slug) / RESULT
+
+    def cache_dir(self, slug: str) -> Path:
+        """The method's cache: shared by the seeds of this run, kept when a run is killed (see the runner)."""
+        return self.method_dir(slug) / CACHE
 
     def figures_dir(self, slug: str) -> Path:
         return self.method_dir(slug) / "figures"
