@@ -25,7 +25,9 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
+import re
 from importlib import metadata
 
 from neurips25.repro.registry import EXTRA_MODULES, METHODS
@@ -170,7 +172,8 @@ def render(diagnoses: list[Diagnosis]) -> str:
     return "\n".join(lines)
 
 
-def known_piece_names() -> set[str]:
+@functools.cache
+def known_piece_names() -> frozenset[str]:
     """Every module and distribution name neurips25 installs (the extras' modules, data wheels, models).
 
     The test suite's conftest uses it to tell a skip for a missing neurips25 piece from any other skip."""
@@ -187,4 +190,23 @@ def known_piece_names() -> set[str]:
         if name and name != "neurips25":
             names |= {name, name.replace("-", "_")}
     names |= {f"{extra} extra" for extra in EXTRA_MODULES}
-    return names
+    return frozenset(names)
+
+
+_INSTALL_WORDS = re.compile(r"not installed|missing|could not import|no module named|\bextra\b|pip install|"
+                            r"is not available|needs? the", re.IGNORECASE)
+
+
+def skip_for_missing_piece(reason: str) -> tuple[bool, str | None]:
+    """Read a test's skip reason: ``(about a missing install, the neurips25 piece it names or None)``.
+
+    A reason about a missing install that names a piece neurips25 installs (a module of an extra, a data
+    wheel, a pretrained model: :func:`known_piece_names`) returns that piece; one that names none (a third-party
+    reference implementation neurips25 does not depend on) returns ``(True, None)``; any other skip (a case
+    that does not apply) returns ``(False, None)``."""
+    if not _INSTALL_WORDS.search(reason or ""):
+        return False, None
+    for name in sorted(known_piece_names(), key=len, reverse=True):
+        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", reason, re.IGNORECASE):
+            return True, name
+    return True, None
