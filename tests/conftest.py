@@ -36,7 +36,7 @@ def pytest_runtest_logreport(report):
 
 
 def _audit():
-    from neurips25.doctor import skip_for_missing_piece
+    from neurips25.repro.doctor import skip_for_missing_piece
 
     ours, third_party, other = Counter(), Counter(), Counter()
     for _, reason in _SKIPS:

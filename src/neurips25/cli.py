@@ -33,15 +33,16 @@ def _check_slugs(slugs: list[str]) -> list[str]:
 
 def cmd_list(args) -> int:
     from neurips25.repro.claims import describe_claims
+    from neurips25.repro.doctor import diagnose
     from neurips25.repro.store import latest_results
 
     latest = latest_results(args.runs)
     rows = [("slug", "status", "usable", "latest result (headline first)", "wall/CPU (s)", "paper")]
     for info in METHODS.values():
         status = "implemented" if info.implemented() else "planned"
-        missing = info.missing_modules()
+        missing = diagnose(info.slug).missing
         usable = "yes" if info.implemented() and not missing else (
-            f"no: pip install \"neurips25[{info.extra}]\"" if missing else "-")
+            f"no: {missing[0]['install']}" if missing else "-")
         res = latest.get(info.slug)
         times = "-"
         if res is None:
@@ -77,7 +78,7 @@ def cmd_reproduce(args) -> int:
     not_impl = [s for s in slugs if not METHODS[s].implemented()]
     if not_impl:
         raise UsageError(f"not implemented yet: {', '.join(not_impl)} (see `neurips25 list`)")
-    from neurips25.doctor import diagnose
+    from neurips25.repro.doctor import diagnose
 
     unusable = [d for d in map(diagnose, slugs) if d.missing]
     if unusable:
@@ -143,7 +144,7 @@ def _ray_summary(executor) -> str:
 
 
 def cmd_doctor(args) -> int:
-    from neurips25.doctor import diagnose_all, render
+    from neurips25.repro.doctor import diagnose_all, render
     from neurips25.repro.store import code_identity, describe_code
 
     slugs = _check_slugs(args.slugs) if args.slugs else None

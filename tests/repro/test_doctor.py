@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from neurips25.cli import main
-from neurips25.doctor import (
+from neurips25.repro.doctor import (
     PIECES,
     REQUIRED,
     diagnose,

@@ -42,10 +42,10 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from neurips25.doctor import data_pieces
 from neurips25.repro.aggregate import combine_results
 from neurips25.repro.claims import Outcome, describe_claims, jsonable, validate_outcome
 from neurips25.repro.context import make_context
+from neurips25.repro.doctor import data_pieces
 from neurips25.repro.executors import Executor, ProcessExecutor, SerialExecutor, Unit
 from neurips25.repro.progress import interactive
 from neurips25.repro.registry import EXTRA_MODULES, METHODS, get_runner, hand_verdicts_allowed, threads_for
