@@ -106,6 +106,7 @@ def cmd_reproduce(args) -> int:
         except ConnectionError as err:
             raise UsageError(str(err)) from err
         print(f"  connected to Ray: {_ray_summary(executor)}", flush=True)
+        _check_node_codes(executor)
     try:
         results = run_methods(slugs, scale=args.scale, seeds=seeds, out=out, jobs=args.jobs or 1,
                               force=args.force, executor=executor)
@@ -141,6 +142,24 @@ def _ray_summary(executor) -> str:
     cpus = sum(n["cpus"] for n in nodes)
     return f"{len(nodes)} node(s), {cpus:g} CPU(s): " + ", ".join(
         f"{n['host']} ({n['address']}) {n['cpus']:g} CPU {n['memory_gb']:.1f} GB" for n in nodes)
+
+
+def _check_node_codes(executor) -> None:
+    """Refuse to start when a node of the cluster runs another neurips25 version or commit than this driver."""
+    from neurips25.repro.store import code_identity, describe_code, same_code
+
+    mine = code_identity()
+    wrong, silent = [], []
+    for n in executor.node_codes():
+        if n["code"] is None:
+            silent.append(f"{n['host']} ({n['address']})")
+        elif not same_code(n["code"], mine):
+            wrong.append(f"{n['host']} ({n['address']}) runs {describe_code(n['code'])}")
+    if wrong:
+        raise UsageError(f"the driver runs {describe_code(mine)}, but node {'; node '.join(wrong)}: install the same "
+                         "neurips25 (version and commit) on every node (docs/cluster.md)")
+    note = f"; no answer from {', '.join(silent)} (its units are checked when they come back)" if silent else ""
+    print(f"  every node runs {describe_code(mine)}{note}", flush=True)
 
 
 def cmd_doctor(args) -> int:

@@ -229,6 +229,9 @@ def test_ray_without_jobs_asks_for_every_cpu_and_connects_before_the_run(tmp_pat
         def nodes(self):
             return [{"host": "h", "address": "a", "cpus": 2.0, "memory_gb": 4.0, "gpus": 0.0}]
 
+        def node_codes(self):
+            return [{"node": "n1", "host": "h", "address": "a", "code": seen.get("node_code", code_identity())}]
+
         def shutdown(self):
             pass
 
@@ -241,3 +244,11 @@ def test_ray_without_jobs_asks_for_every_cpu_and_connects_before_the_run(tmp_pat
     main(["reproduce", "fake_prov", "--scale", "smoke", "--executor", "ray", "--jobs", "3", "--out",
           str(tmp_path / "j"), "--connect-timeout", "7"])
     assert seen["num_cpus"] == 3 and seen["timeout"] == 7.0
+    # a node with another install: refused before anything runs, naming both
+    seen["node_code"] = {"neurips25": "0.0.9", "commit": None}
+    capsys.readouterr()
+    assert main(["reproduce", "fake_prov", "--scale", "smoke", "--executor", "ray", "--out",
+                 str(tmp_path / "k")]) == 2
+    err = capsys.readouterr().err
+    assert f"the driver runs neurips25 {code_identity()['neurips25']}" in err
+    assert "node h (a) runs neurips25 0.0.9 (installed, no checkout)" in err and not (tmp_path / "k").exists()

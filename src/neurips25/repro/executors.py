@@ -226,6 +226,28 @@ class RayExecutor:
                         "gpus": float(r.get("GPU", 0.0))})
         return out
 
+    def node_codes(self, timeout_s: float | None = None) -> list[dict]:
+        """Ask every live node which neurips25 it runs: ``{"node", "host", "address", "code"}`` per node.
+
+        One zero-CPU task pinned to each node (so a busy node answers too) imports neurips25 there, as a unit
+        would. A node that does not answer within ``timeout_s`` (default ``connect_timeout_s``) has code None."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        ray = self.ray
+        probe = ray.remote(_node_code)
+        refs = {}
+        for node in ray.nodes():
+            if node.get("Alive", True):
+                strategy = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
+                refs[probe.options(num_cpus=0, scheduling_strategy=strategy, max_retries=0).remote()] = node
+        ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=timeout_s or self.connect_timeout_s)
+        out = []
+        for ref, node in refs.items():
+            code = ray.get(ref) if ref in ready else None
+            out.append({"node": node["NodeID"], "host": node.get("NodeManagerHostname", "?"),
+                        "address": node.get("NodeManagerAddress", "?"), "code": code})
+        return out
+
     def infeasible(self, slug: str, nodes: list[dict] | None = None) -> str | None:
         """Why no node can run a unit of ``slug`` (naming its request and the largest node), or None."""
         res = RESOURCES.get(slug, Resources())
@@ -264,6 +286,13 @@ class RayExecutor:
                 except Exception as err:  # the worker died (after retries) or the task could not run
                     payload = error_payload(unit, f"{type(err).__name__}: {str(err).splitlines()[0][:300]}")
                 yield unit, payload
+
+
+def _node_code() -> dict:
+    """Runs on a node: the neurips25 version and commit installed there (see ``store.code_identity``)."""
+    from neurips25.repro.store import code_identity
+
+    return code_identity()
 
 
 def _describe(res: Resources) -> str:
