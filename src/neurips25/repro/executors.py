@@ -191,7 +191,9 @@ class RayExecutor:
             # so a local instance gets up to three tries
             for attempt in range(3):
                 try:
-                    ray.init(num_cpus=self.num_cpus, **kwargs)
+                    # "local": a new instance even where a cluster already runs on this machine (ray.init()
+                    # alone would join it, and refuse num_cpus)
+                    ray.init(address="local", num_cpus=self.num_cpus, **kwargs)
                     break
                 except Exception as err:  # noqa: BLE001  (Ray raises a bare Exception for this timeout)
                     if "timed out during startup" not in str(err) or attempt == 2:
