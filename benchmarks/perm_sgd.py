@@ -54,11 +54,11 @@ class Variant:
             self.loader = DataLoader(ds, batch_size=batch, sampler=RandomSampler(ds))
         elif kind == "rr":
             self.policy = RandomReshuffling(n, seed=0)
-            self.loader = DataLoader(ds, batch_size=batch, sampler=PermutationSampler(self.policy))
+            self.loader = DataLoader(ds, batch_size=batch, sampler=PermutationSampler(self.policy, dataset=ds))
         elif kind in ("grab", "grab64", "pairgrab", "grab-rows"):  # example-level order; per-example grads
             self.policy = PairGraB(n, seed=0) if kind == "pairgrab" else \
                 GraB(n, seed=0, window_dtype="float64" if kind == "grab64" else "float32")
-            self.loader = DataLoader(ds, batch_size=batch, sampler=PermutationSampler(self.policy))
+            self.loader = DataLoader(ds, batch_size=batch, sampler=PermutationSampler(self.policy, dataset=ds))
         elif kind == "grab-blocks":  # batch-level: the unit ordered is a fixed minibatch block
             blocks = make_blocks(n, batch, seed=0)
             self.policy = GraB(len(blocks), seed=0)

@@ -478,7 +478,7 @@ def test_sampler_counts_served_units_from_its_iterator():
     from neurips25.perm_sgd import PermutationSampler
 
     policy = GraB(5, seed=0)
-    sampler = PermutationSampler(policy)
+    sampler = PermutationSampler(policy, dataset=range(5))
     it = iter(sampler)
     assert sampler._served == 0
     next(it), next(it)

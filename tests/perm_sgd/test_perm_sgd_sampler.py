@@ -1,5 +1,7 @@
 """PyTorch glue: the sampler in DataLoaders (workers 0 and 2, batch sampler) and the gradient feeder."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -38,7 +40,7 @@ def epoch_indices(loader):
 @pytest.mark.parametrize("workers", [0, 2])
 def test_sampler_in_dataloader_follows_policy(dataset, workers):
     # the order is drawn in the main process, so worker processes change nothing
-    loader = DataLoader(dataset, batch_size=5, sampler=PermutationSampler(FlipFlop(24, seed=1)),
+    loader = DataLoader(dataset, batch_size=5, sampler=PermutationSampler(FlipFlop(24, seed=1), dataset=dataset),
                         num_workers=workers)
     ref = FlipFlop(24, seed=1)
     e0, e1 = epoch_indices(loader), epoch_indices(loader)
@@ -67,7 +69,7 @@ def test_step_feeds_the_flattened_gradient(dataset, model):
     X, y, _ = dataset.tensors
     policy, twin = GraB(24, seed=3), GraB(24, seed=3)
     balancer = GradientBalancer(policy, model)
-    loader = DataLoader(dataset, batch_size=1, sampler=PermutationSampler(policy))
+    loader = DataLoader(dataset, batch_size=1, sampler=PermutationSampler(policy, dataset=dataset))
     for _ in range(2):
         twin_order = twin.next_epoch()
         for (xb, yb, ib), i in zip(loader, twin_order):
@@ -174,3 +176,18 @@ def test_non_linear_parameters_use_vmap(dataset):
     net.zero_grad()
     torch.nn.functional.cross_entropy(net(X[idx]), y[idx]).backward()
     assert all(torch.allclose(g, p.grad, atol=1e-6) for g, p in zip(got, net.parameters()))
+
+
+def test_sampler_without_dataset_warns_that_the_length_is_unchecked():
+    # a DataLoader never tells its sampler N: a GraB(100) sampler over 200 examples would train on a prefix
+    from neurips25.perm_sgd import UncheckedLengthWarning
+
+    with pytest.warns(UncheckedLengthWarning, match=r"policy.n=100 cannot be checked.*only the first 100"):
+        sampler = PermutationSampler(GraB(100, seed=0))
+    assert sorted(iter(sampler)) == list(range(100))
+    with pytest.raises(ValueError, match="policy.n=100 but this rank .* owns 200"):
+        PermutationSampler(GraB(100, seed=0), dataset=range(200))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # given dataset= or blocks=, nothing to warn about
+        PermutationSampler(GraB(200, seed=0), dataset=range(200))
+        PermutationSampler(RandomReshuffling(3, seed=0), blocks=make_blocks(24, 8, seed=0))

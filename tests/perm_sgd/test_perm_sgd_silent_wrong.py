@@ -51,7 +51,7 @@ def test_balancer_refuses_batches_it_cannot_place(data):
         balancer.step()
     assert policy.position == 0  # nothing was attributed
     # through the sampler the same call is accepted, batch after batch
-    loader = DataLoader(TensorDataset(X, y), batch_size=4, sampler=PermutationSampler(policy))
+    loader = DataLoader(TensorDataset(X, y), batch_size=4, sampler=PermutationSampler(policy, dataset=X))
     for xb, yb in loader:
         balancer.backward(torch.nn.functional.cross_entropy, xb, yb)
     assert policy.position == 16

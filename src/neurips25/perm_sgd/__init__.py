@@ -23,7 +23,8 @@ Public API
 - federated (:mod:`.federated`): :class:`RegularizedParticipation`, :class:`UniformParticipation`,
   :func:`fedavg`;
 - PyTorch (:mod:`.sampler`, needs the ``torch`` extra, imported on first use):
-  :class:`PermutationSampler`, :class:`GradientBalancer`, :func:`make_blocks`; per-example Linear
+  :class:`PermutationSampler` (warns with :class:`UncheckedLengthWarning` when built without
+  ``dataset=``), :class:`GradientBalancer`, :func:`make_blocks`; per-example Linear
   gradients as factors for the Gram-matrix walk: :class:`FactoredGrads` (:mod:`.factored`).
 
 Reconstructed: the paper's full text was not available; its assumption is implemented as the
@@ -55,7 +56,7 @@ from neurips25.perm_sgd.orderings import (
 from neurips25.perm_sgd.sgd import order_error, permuted_sgd, prefix_deviation
 from neurips25.perm_sgd.theory import fit_dependence, rate
 
-_TORCH_NAMES = ("PermutationSampler", "GradientBalancer", "make_blocks", "FactoredGrads")
+_TORCH_NAMES = ("PermutationSampler", "GradientBalancer", "make_blocks", "FactoredGrads", "UncheckedLengthWarning")
 
 __all__ = [
     "PermutationPolicy",

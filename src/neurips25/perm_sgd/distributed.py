@@ -13,7 +13,7 @@ walk shared by all workers:
 Here every rank all-gathers the step's per-example gradients (``torch.distributed.all_gather``) and
 runs the same deterministic walk on the same data, so the ranks agree on s and on every sign without
 a server; each rank places only its own examples. Use it with
-``PermutationSampler(CDGraB(n_local, R, rank), R, rank)`` and ``GradientBalancer.backward``.
+``PermutationSampler(CDGraB(n_local, R, rank), R, rank, dataset=ds)`` and ``GradientBalancer.backward``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A standard loop needs two extra lines for GraB, none for RR / FlipFlop / shuffle once::
 
     policy = GraB(len(dataset), seed=0)
-    loader = DataLoader(dataset, batch_size=1, sampler=PermutationSampler(policy))
+    loader = DataLoader(dataset, batch_size=1, sampler=PermutationSampler(policy, dataset=dataset))
     balancer = GradientBalancer(policy, model)
     for epoch in range(epochs):
         for x, y in loader:
@@ -21,6 +21,7 @@ minibatches (``PermutationSampler(policy, blocks=make_blocks(N, 32))`` as ``batc
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
@@ -68,6 +69,14 @@ def make_blocks(n_examples: int, batch_size: int, seed: int | None = None,
     return [idx[i:i + batch_size] for i in range(0, n_examples, batch_size)]
 
 
+class UncheckedLengthWarning(UserWarning):
+    """A :class:`PermutationSampler` built without ``dataset=``: ``policy.n`` was not checked against N.
+
+    A ``DataLoader`` never tells its sampler the dataset's length, so a policy built for fewer
+    examples than the dataset holds would silently train on a prefix of it every epoch.
+    """
+
+
 class PermutationSampler(Sampler):
     """A ``torch.utils.data.Sampler`` whose epoch order comes from a permutation policy.
 
@@ -91,7 +100,8 @@ class PermutationSampler(Sampler):
     dataset : Sized, optional
         The dataset (anything with ``len``). When given, its length N is checked against the
         policy (``policy.n`` must equal this rank's shard size of N); without it N is taken as
-        ``policy.n * num_replicas`` (or the number of blocks).
+        ``policy.n * num_replicas`` (or the number of blocks), and an :class:`UncheckedLengthWarning`
+        says that a longer dataset would be served only up to that length.
     blocks : sequence of index arrays, optional
         Minibatch blocks (see :func:`make_blocks`). The sampler then yields one list of example
         indices per block and is used as ``DataLoader(..., batch_sampler=sampler)``.
@@ -144,6 +154,10 @@ class PermutationSampler(Sampler):
             total = len(dataset)
         else:
             total = policy.n * self.num_replicas
+            warnings.warn(f"PermutationSampler: no dataset= given, so policy.n={policy.n} cannot be checked "
+                          f"against the dataset's length; if it holds more than {total} examples, only the "
+                          f"first {total} are ever served. Pass dataset=<your dataset> to check it",
+                          UncheckedLengthWarning, stacklevel=2)
         self.shard = np.arange(self.rank, total, self.num_replicas, dtype=np.int64)  # this rank's units
         if len(self.shard) != policy.n:
             what = "blocks" if blocks is not None else "dataset examples"
