@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import dataclasses
+import logging
 import os
 import socket
 import threading
@@ -163,9 +164,13 @@ class RayExecutor:
             except BaseException as err:  # noqa: BLE001  (handed to the caller's thread)
                 failure.append(err)
 
+        ray_log = logging.getLogger("ray._private.worker")  # "SIGTERM handler is not set ... not the main thread"
+        level = ray_log.level
+        ray_log.setLevel(logging.ERROR)
         worker = threading.Thread(target=init, name="neurips25-ray-connect", daemon=True)
         worker.start()
         worker.join(max(deadline - time.monotonic(), 0.1))
+        ray_log.setLevel(level)
         token = "" if os.environ.get("RAY_AUTH_MODE") else (
             "; if the cluster uses token authentication (Ray's default for `ray start --head`), set "
             "RAY_AUTH_MODE=token and copy ~/.ray/auth_token from the head node")
