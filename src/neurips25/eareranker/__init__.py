@@ -23,7 +23,7 @@ Example
 >>> from neurips25.eareranker import EARerankerEstimator
 >>> rng = np.random.default_rng(0)
 >>> Q, D = rng.normal(size=(64, 16)), rng.normal(size=(64, 16))
->>> est = EARerankerEstimator(n_chunks=4, d_model=16, n_layers=1, n_heads=2, epochs=1)
+>>> est = EARerankerEstimator(n_chunks=4, d_model=16, n_layers=1, n_heads=2, max_steps=5)
 >>> est = est.fit(Q, D, rng.uniform(0, 100, 64))
 >>> len(est.rank(Q[0], D[:10], top_k=3))
 3
@@ -35,7 +35,7 @@ from neurips25.eareranker.encoders import HashedBowEncoder, MiniLMEncoder
 from neurips25.eareranker.estimator import EARerankerEstimator
 from neurips25.eareranker.expansion import EmbeddingExpansion
 from neurips25.eareranker.loss import BinAwareLoss, bin_weights
-from neurips25.eareranker.metrics import bin_accuracy, lacc, macro_f1, ndcg_at_k, per_bin_f1, spearman
+from neurips25.eareranker.metrics import bin_accuracy, lacc, macro_f1, ndcg_at_k, per_bin_f1, spearman, spearman_within
 from neurips25.eareranker.model import EAReranker, PairMLP
 from neurips25.eareranker.rubric import AdequacyRubric
 
@@ -43,4 +43,5 @@ __all__ = [
     "AdequacyRubric", "EmbeddingExpansion", "EAReranker", "PairMLP", "BinAwareLoss", "bin_weights",
     "EARerankerEstimator", "AdequacySynth", "AdequacyData", "HashedBowEncoder", "MiniLMEncoder", "CosineBaseline",
     "finetune_cross_encoder", "lacc", "bin_accuracy", "macro_f1", "per_bin_f1", "ndcg_at_k", "spearman",
+    "spearman_within",
 ]

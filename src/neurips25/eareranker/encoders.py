@@ -36,6 +36,9 @@ class HashedBowEncoder:
     def __init__(self, dim: int = 384):
         self.dim = positive_int(dim, "dim")
 
+    def get_config(self) -> dict:
+        return {"type": "HashedBowEncoder", "dim": self.dim}
+
     def __call__(self, texts) -> np.ndarray:
         texts = _texts(texts)
         out = np.zeros((len(texts), self.dim), np.float32)
@@ -70,6 +73,14 @@ class MiniLMEncoder:
         self.model_path = model_path
         self._model = None
 
+    def get_config(self) -> dict:
+        return {"type": "MiniLMEncoder", "max_seq_length": self.max_seq_length, "chunk_words": self.chunk_words,
+                "batch_size": self.batch_size, "model_path": None if self.model_path is None else str(self.model_path)}
+
+    def __repr__(self) -> str:
+        return (f"MiniLMEncoder(max_seq_length={self.max_seq_length}, chunk_words={self.chunk_words}, "
+                f"batch_size={self.batch_size})")
+
     @property
     def model(self):
         if self._model is None:
@@ -97,3 +108,22 @@ class MiniLMEncoder:
         out = np.zeros((len(texts), emb.shape[1]), np.float32)
         np.add.at(out, np.array(owner), emb)
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+
+_ENCODERS = {"MiniLMEncoder": MiniLMEncoder, "HashedBowEncoder": HashedBowEncoder}
+
+
+def encoder_config(encoder) -> dict | None:
+    """The settings of a known encoder (``{"type": ..., **kwargs}``), or None for any other callable."""
+    if type(encoder) in _ENCODERS.values():
+        return encoder.get_config()
+    return None
+
+
+def encoder_from_config(config: dict):
+    """Rebuild an encoder from :func:`encoder_config`'s output."""
+    cfg = dict(config)
+    kind = cfg.pop("type", None)
+    if kind not in _ENCODERS:
+        raise ValueError(f"unknown encoder type {kind!r} in the saved config; known: {sorted(_ENCODERS)}")
+    return _ENCODERS[kind](**cfg)

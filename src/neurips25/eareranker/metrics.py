@@ -1,4 +1,4 @@
-"""Evaluation metrics: LACC under two readings, bin accuracy, macro-F1, NDCG@k, Spearman.
+"""Evaluation metrics: LACC under two readings, bin accuracy, macro-F1, NDCG@k (ties averaged), Spearman.
 
 LACC is the paper's headline metric but its definition is not known here (reconstructed). The paper reports
 LACC@10 = 92.85% > LACC@25 = 86.12%, which a score tolerance cannot produce (a wider tolerance never scores
@@ -55,19 +55,71 @@ def _groups(group):
     return np.split(order, starts[1:])
 
 
-def ndcg_at_k(pred, true, group, k: int = 10) -> float:
-    """Mean NDCG@k over queries; gain = the true adequacy score, ties in ``pred`` broken by index order."""
+def _dcg_tie_averaged(pred, gain, disc) -> float:
+    """DCG with ties in ``pred`` averaged (every ordering of a tied block counts alike, as sklearn's ndcg_score)."""
+    order = np.argsort(-pred, kind="stable")
+    p, g = pred[order], gain[order]
+    _, starts = np.unique(-p, return_index=True)
+    ends = np.append(starts[1:], p.size)
+    total = 0.0
+    for a, b in zip(starts, ends):
+        if a >= disc.size:
+            break
+        total += float(np.mean(g[a:b]) * np.sum(disc[a:min(b, disc.size)]))
+    return total
+
+
+def ndcg_at_k(pred, true, group, k: int = 10, gain: str = "linear", true_bins=None) -> float:
+    """Mean NDCG@k over queries; ties in ``pred`` are averaged (a constant predictor scores a random order's NDCG).
+
+    ``gain="linear"``: the gain is the true adequacy score; ``gain="exponential"``: ``2^bin - 1`` of the true
+    bin (``true_bins`` required), which rewards putting the best bins first. Queries whose gains are all 0 are
+    skipped.
+    """
     p, t = _same_length("pred", pred, "true", true)
     _same_length("pred", p, "group", group)
-    if np.any(t < 0):
-        raise ValueError("`true` gains must be >= 0")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"`k` must be a positive integer; got {k!r}")
+    if gain == "linear":
+        if np.any(t < 0):
+            raise ValueError("`true` gains must be >= 0")
+        g = t.astype(np.float64)
+    elif gain == "exponential":
+        if true_bins is None:
+            raise ValueError("gain='exponential' needs `true_bins` (the true bin of each pair)")
+        tb = np.asarray(true_bins)
+        _same_length("pred", p, "true_bins", tb)
+        g = 2.0 ** tb - 1.0
+    else:
+        raise ValueError(f"`gain` must be 'linear' or 'exponential'; got {gain!r}")
+    p = p.astype(np.float64)
     vals = []
     for idx in _groups(group):
         disc = 1.0 / np.log2(np.arange(2, min(k, idx.size) + 2))
-        got = t[idx][np.argsort(-p[idx], kind="stable")][:k]
-        ideal = np.sort(t[idx])[::-1][:k]
+        ideal = np.sort(g[idx])[::-1][:k]
         if ideal.sum() > 0:
-            vals.append(float(np.sum(got * disc) / np.sum(ideal * disc)))
+            vals.append(_dcg_tie_averaged(p[idx], g[idx], disc) / float(np.sum(ideal * disc)))
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def spearman_within(pred, true, group, min_size: int = 3) -> float:
+    """Mean over groups of the Spearman correlation of ``pred`` with ``true`` inside each group (ties averaged).
+
+    Used with group = query restricted to the queried entity's own documents: it measures ordering by
+    adequacy among documents that are all relevant, which relevance alone cannot do. Groups with fewer than
+    ``min_size`` members or a constant ``true`` are skipped; a group with constant ``pred`` counts 0 (no
+    ordering information), so a collapsed model scores 0, not NaN.
+    """
+    p, t = _same_length("pred", pred, "true", true)
+    _same_length("pred", p, "group", group)
+    vals = []
+    for idx in _groups(group):
+        if idx.size < min_size or np.ptp(t[idx]) == 0:
+            continue
+        if np.ptp(p[idx]) == 0:
+            vals.append(0.0)
+            continue
+        vals.append(float(stats.spearmanr(p[idx], t[idx]).statistic))
     return float(np.mean(vals)) if vals else float("nan")
 
 

@@ -29,6 +29,8 @@ class EAReranker(nn.Module):
     n_bins : int, default 6
     interactions : bool, default True
         q*x and |q-x| segments in the expansion.
+    expansion : {"lift", "chunk"}, default "lift"
+        :class:`EmbeddingExpansion` mode (whole-vector lift, or per-chunk lift).
 
     Shapes
     ------
@@ -36,19 +38,20 @@ class EAReranker(nn.Module):
 
     Examples
     --------
-    >>> m = EAReranker(384, n_chunks=8, d_model=32, n_layers=1, n_heads=2)
+    >>> m = EAReranker(384, n_chunks=4, d_model=32, n_layers=1, n_heads=2)
     >>> logits, score = m(torch.randn(3, 384), torch.randn(3, 384))
     >>> tuple(logits.shape), tuple(score.shape)
     ((3, 6), (3,))
     """
 
     def __init__(self, d_in: int, n_chunks: int = 8, d_model: int = 128, n_layers: int = 2, n_heads: int = 4,
-                 dim_feedforward: int = 256, dropout: float = 0.1, n_bins: int = 6, interactions: bool = True):
+                 dim_feedforward: int = 256, dropout: float = 0.1, n_bins: int = 6, interactions: bool = True,
+                 expansion: str = "lift"):
         super().__init__()
         d_model, n_heads = positive_int(d_model, "d_model"), positive_int(n_heads, "n_heads")
         if d_model % n_heads:
             raise ValueError(f"`n_heads` must divide d_model={d_model}; got n_heads={n_heads}")
-        self.expand = EmbeddingExpansion(d_in, n_chunks, d_model, interactions)
+        self.expand = EmbeddingExpansion(d_in, n_chunks, d_model, interactions, expansion)
         self.read = nn.Parameter(torch.randn(1, 1, d_model) * 0.02)
         layer = nn.TransformerEncoderLayer(d_model, n_heads, positive_int(dim_feedforward, "dim_feedforward"),
                                            float(dropout), batch_first=True, norm_first=True, activation="gelu")
