@@ -1,12 +1,14 @@
 """Issue #53: the Ray executor fails fast: a wrong ``--address`` and an impossible resource request are errors
 within seconds (each test < 40 s), before any progress line; nothing hangs on "still running"."""
 
+import importlib
 import os
 import socket
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,7 @@ from neurips25.repro import Claim, Outcome, register  # noqa: E402
 from neurips25.repro.executors import RESOURCES, RayExecutor, Resources, _host_port  # noqa: E402
 from neurips25.repro.registry import unregister  # noqa: E402
 from neurips25.repro.runner import run_methods  # noqa: E402
+from neurips25.repro.store import code_identity  # noqa: E402
 
 
 def closed_port() -> int:
@@ -95,16 +98,28 @@ def impossible():
 
 
 def test_an_impossible_request_is_an_error_naming_it_and_the_largest_node(tmp_path, impossible):
+    here = str(Path(__file__).parent)
+    sys.path.insert(0, here)
+    import ray_fakes  # a feasible unit beside it, importable by the workers
+
+    importlib.reload(ray_fakes)  # registers ray_quick again if another module unregistered it
     t0 = time.perf_counter()
-    ex = RayExecutor(num_cpus=1)
+    ex = RayExecutor(num_cpus=1, modules={"ray_quick": "ray_fakes"}, runtime_env={"env_vars": {
+        "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")]), "NEURIPS25_QUIET": "1"}})
     try:
         lines = []
-        res = run_methods([impossible], scale="smoke", out=tmp_path, executor=ex, echo=lines.append,
-                          heartbeat_s=5)[impossible]
+        both = run_methods([impossible, "ray_quick"], scale="smoke", out=tmp_path, executor=ex, echo=lines.append,
+                           heartbeat_s=5)
         nodes = ex.nodes()
     finally:
         ex.shutdown()
+        sys.path.remove(here)
+        unregister("ray_quick")
     took = time.perf_counter() - t0
+    res, ok = both[impossible], both["ray_quick"]
+    assert ok["status"] == "ok", ok["error"]  # the feasible unit ran, with where it ran
+    assert ok["provenance"]["executor"] == "ray" and ok["provenance"]["ray_node"]["id"]
+    assert ok["provenance"]["code"] == code_identity()
     assert res["status"] == "error"
     assert "no node of the Ray cluster can meet fake_huge's request of 1 CPU, 1000 GB memory" in res["error"]
     assert f"the largest node, {nodes[0]['host']}" in res["error"] and "GB memory" in res["error"]

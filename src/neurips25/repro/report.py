@@ -131,7 +131,9 @@ def _short_where(prov: dict | None) -> str:
         return "unknown"
     code = prov.get("code") or {}
     commit = (code.get("commit") or "")[:8] or f"v{code.get('neurips25', '?')}"
-    return f"{prov.get('host', '?')} ({prov.get('executor', '?')}, {commit})"
+    node = (prov.get("ray_node") or {}).get("id")
+    host = f"{prov.get('host', '?')}/{node[:8]}" if node else prov.get("host", "?")
+    return f"{host} ({prov.get('executor', '?')}, {commit})"
 
 
 def ran_on(res: dict) -> str:

@@ -129,6 +129,8 @@ def execute_unit(slug: str, scale: str, seed: int, context: str = "local", modul
         files = {str(p.relative_to(mdir)): p.read_bytes() for p in sorted(mdir.rglob("*")) if p.is_file()}
         info = METHODS.get(slug)
         where = provenance(info.extra if info else "core", context, also=data_pieces(slug))
+        if context == "ray":
+            where["ray_node"] = _ray_node()
     figures = sorted(f for f in files if f.startswith("figures/") and f.endswith(".png"))
     result = {
         "slug": slug, "status": status, "error": error, "scale": str(scale_), "seed": seed,
@@ -139,6 +141,18 @@ def execute_unit(slug: str, scale: str, seed: int, context: str = "local", modul
         "notes": outcome.notes, "figures": figures, "provenance": where,
     }
     return {"result": result, "files": files}
+
+
+def _ray_node() -> dict | None:
+    """The Ray node a task runs on (several nodes may share one host name), or None outside Ray."""
+    try:
+        import ray
+
+        if not ray.is_initialized():
+            return None
+        return {"id": ray.get_runtime_context().get_node_id(), "ip": ray.util.get_node_ip_address()}
+    except Exception:  # noqa: BLE001  (provenance must never fail a unit)
+        return None
 
 
 def _usable_cache(cache_dir: str | None, fallback: Path) -> Path:

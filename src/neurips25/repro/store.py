@@ -136,8 +136,10 @@ def where_ran(prov: dict | None) -> str:
         return "unknown (no provenance recorded)"
     blas = next((b for b in prov.get("blas", []) if b.get("user_api") == "blas"), None)
     kernel = f", BLAS {blas.get('internal_api')} {blas.get('architecture', '')}".rstrip() if blas else ""
+    node = prov.get("ray_node") or {}
+    ray_node = f"Ray node {node['id'][:8]} at {node.get('ip', '?')}, " if node.get("id") else ""
     return (f"{prov.get('host', '?')} ({prov.get('cpu_model') or '?'}, {prov.get('cpu_count', '?')} CPUs{kernel}), "
-            f"{prov.get('executor', '?')} executor, Python {prov.get('python', '?')}, "
+            f"{ray_node}{prov.get('executor', '?')} executor, Python {prov.get('python', '?')}, "
             f"{describe_code(prov.get('code'))}")
 
 
