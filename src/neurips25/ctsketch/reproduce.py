@@ -1,16 +1,20 @@
-"""Reproduction of CTSketch's claims on scikit-learn's 8x8 digits (offline MNIST stand-in), v2 (issue 29).
+"""Reproduction of CTSketch's claims on scikit-learn's 8x8 digits (offline MNIST stand-in), v3 (issue 44).
 
 Claims (abstract of arXiv 2503.24123). Criteria of c2 and c5 from issue 29, c2b, c1 and c4 from issue 8,
-c3 from issue 29 (measured on a learner that learns, on contraction time); all fixed before the runs:
+c3 from issue 29 and, v3, issue 44. Every claim declares its criterion over a dict of figures and its
+controls; the machinery applies the one criterion to the method and to every control:
 
 c2 (headline) scale: perception learns from sum-only supervision at N = 1,024 (the paper's loss, the
-   paper's optimisation budget: >= 10k Adam steps at batch 16). Judged at ``--scale paper`` only; quick
-   reports N = 16 and 64 and leaves c2 inconclusive.
-c2b small N: the same at N = 16 (>= 90%).
+   paper's optimisation budget: >= 10k Adam steps at batch 16), >= 80%. Measured at ``--scale paper`` only;
+   quick leaves it inconclusive. Controls: shuffled sums (must fail), the moments variant (must pass).
+c2b small N: the same at N = 16 (>= 90%); same controls.
 c5 sampling: REINFORCE under the same wall clock stays >= 30 points below CTSketch wherever CTSketch learns.
-c1 exactness (check): the sketch approximates the program with bounded error.
-c3 cost: contraction cost per example grows linearly in N, on a network that learned at every timed N.
-c4 rank: on a non-linear (full-rank) program, digit-wise max, the rank trades accuracy for cost.
+   Controls: the shuffled-sum learner in CTSketch's place (must fail), a supervised MLP (must pass).
+c1 exactness (check): the sketch approximates the program with bounded error. Control: rank-1 sketches.
+c3 cost (v3): contraction cost per example grows as N log N (the tree's structure): the slope of
+   cost / (N log2 N) within +-0.1, both curriculum networks timed; control: flat-table enumeration.
+c4 rank: on a non-linear (full-rank) program, digit-wise max, the rank trades accuracy for cost. Control
+   (v3): the same sweep on a max table with its entries permuted (exact, unlearnable).
 
 Variants reported beside the paper's from-scratch recipe (not judged): ``moments`` (this package's
 propagated-variance re-binning with a Gaussian likelihood), ``curriculum`` (the paper's loss, one network
@@ -51,7 +55,7 @@ from neurips25.ctsketch import (
     tt_decompose,
 )
 from neurips25.extras import require
-from neurips25.repro import Claim, Outcome, Scale, progress, register
+from neurips25.repro import Claim, Control, Criterion, Outcome, Precondition, Scale, progress, register
 
 LEARNS = 0.50  # "CTSketch learns" (c5) and the accuracy floor of c3: 5x chance
 
@@ -247,6 +251,34 @@ def check_exactness(cfg: Config, seed: int) -> dict:
     }
 
 
+def rank1_sum_errors(seed: int) -> dict:
+    """c1's negative control: the k-input sum tensors sketched at TT-rank 1 (one short of exact)."""
+    recon, contr = {}, {}
+    for k in (2, 3, 4):
+        T = tensorize(lambda *r: sum(r), [10] * k)
+        sk = tt_decompose(T, 1, seed=seed)
+        recon[k] = sk.error(T)
+        ps = [torch.distributions.Dirichlet(torch.ones(10, dtype=torch.float64)).sample((32,)) for _ in range(k)]
+        exact = ExactEnumeration(lambda *r: sum(r), [10] * k)(*ps)
+        contr[k] = float((contract(sk, ps) - exact).abs().max())
+    return {"recon_rel_err": recon, "contract_max_abs_err": contr}
+
+
+def supervised_accuracy(seed: int, cfg: Config, data) -> float:
+    """c5's positive control: the same MLP trained on the digit labels themselves, ``cfg.steps`` Adam steps."""
+    x_tr, y_tr, x_te, y_te = data
+    net = perception(seed)
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(cfg.steps):
+        i = torch.randint(0, len(y_tr), (cfg.batch,), generator=gen)
+        loss = nn.functional.cross_entropy(net(x_tr[i]), y_tr[i])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return digit_accuracy(net, x_te, y_te)
+
+
 # ---------------------------------------------------------------------------------------------- c2
 def train_sum(n: int, seed: int, cfg: Config, data, variant: str, ckpt, shuffle_labels: bool = False) -> dict:
     """Train the MLP from scratch through the sketched sum tree on ``n``-tuples; per-digit test accuracy.
@@ -386,9 +418,23 @@ def _best_ms(fn, repeat: int = 5, number: int = 10) -> float:
     return best
 
 
-def rank_sweep(cfg: Config, data, seed: int) -> dict:
-    """max(a, b) of two digits with a one-hot output mode (full TT-rank 10): accuracy, error, time vs rank."""
+def shuffled_max_table(seed: int):
+    """c4's negative control: the max table with its 100 entries permuted (exact at rank 10, but its outputs
+    no longer follow the digits, so the max labels cannot teach the perception through it)."""
+    table = np.maximum.outer(np.arange(10), np.arange(10)).ravel()
+    table = np.random.default_rng([seed, 44]).permutation(table).reshape(10, 10)
+
+    def program(a, b):
+        return table[np.asarray(a, dtype=int), np.asarray(b, dtype=int)]
+
+    return program
+
+
+def rank_sweep(cfg: Config, data, seed: int, program=digit_max, ranks=None) -> dict:
+    """``program`` (default max(a, b)) of two digits with a one-hot output mode (full TT-rank 10), trained on
+    max labels: accuracy, error, time vs rank."""
     x_tr, y_tr, x_te, y_te = data
+    ranks = cfg.rank_ranks if ranks is None else ranks
     index, _ = make_tuples(y_tr, 2, cfg.rank_tuples, seed)
     labels = y_tr[index].max(-1).values.float()
     gen = torch.Generator().manual_seed(seed)
@@ -396,10 +442,10 @@ def rank_sweep(cfg: Config, data, seed: int) -> dict:
     probe = torch.softmax(3.0 * torch.randn(512, 2, 10, generator=gen), -1)
     # a batch large enough that the contraction's arithmetic, not call overhead, is timed
     big = list(torch.softmax(torch.randn(32768, 2, 10, generator=gen), -1).unbind(1))
-    exact_tree = ProgramTree(digit_max, 2, 10, rank=100, output="onehot", vectorized=True, seed=seed)
+    exact_tree = ProgramTree(program, 2, 10, rank=100, output="onehot", vectorized=True, seed=seed)
     rows = {}
-    for r in progress(cfg.rank_ranks, desc="rank sweep"):
-        tree = ProgramTree(digit_max, 2, 10, rank=r, output="onehot", vectorized=True, seed=seed)
+    for r in progress(ranks, desc="rank sweep"):
+        tree = ProgramTree(program, 2, 10, rank=r, output="onehot", vectorized=True, seed=seed)
         learner = CTSketchLearner(perception(seed), tree)
         t0 = time.perf_counter()
         learner.fit(x_tr, labels, index=index, epochs=cfg.rank_epochs, batch_size=16, lr=cfg.lr, seed=seed)
@@ -416,6 +462,143 @@ def rank_sweep(cfg: Config, data, seed: int) -> dict:
             "n_params": tree.levels[0].sketch.n_params,
         }
     return rows
+
+
+C3_BAND = 0.1  # c3 (v3): the log-log slope of cost / (N log2 N) within +-0.1 of 0 (the review's band)
+
+
+def excess_slope(ns, costs) -> float:
+    """Log-log slope of ``cost / (N log2 N)`` against N: 0 for cost exactly proportional to N log N."""
+    ns = np.asarray(ns, float)
+    return loglog_slope(ns, np.asarray(costs, float) / (ns * np.log2(ns)))
+
+
+def _exactness_figures(ex: dict) -> dict:
+    curve = ex["rank_curve_rel_err"]
+    return {
+        "recon_rel_err_max": max(ex["recon_rel_err"].values()),
+        "contract_err_max": max(ex["contract_max_abs_err"].values()),
+        "tensorly_gap_max": max(ex["tensorly_max_gap"].values()),
+        "bound_violations": ex["bound_violations"],
+        "rank_curve_monotone": all(b <= a + 1e-12 for a, b in zip(curve, curve[1:])),
+        "rank_curve_last": curve[-1],
+    }
+
+
+def _exact_rule(m) -> bool:
+    return (m["recon_rel_err_max"] < 1e-6 and m["contract_err_max"] < 1e-5 and m["tensorly_gap_max"] < 1e-5
+            and m["bound_violations"] == 0 and m["rank_curve_monotone"] and m["rank_curve_last"] < 1e-10)
+
+
+def _rank_figures(rows: dict, ranks: list) -> dict:
+    errs = [rows[r]["rel_error"] for r in ranks]
+    return {
+        "acc_gain": rows[ranks[-1]]["acc"] - rows[ranks[0]]["acc"],
+        "err_top": errs[-1],
+        "err_monotone": all(b <= a + 1e-9 for a, b in zip(errs, errs[1:])),
+        "time_ratio": rows[ranks[-1]]["contract_ms"] / max(rows[ranks[0]]["contract_ms"], 1e-12),
+    }
+
+
+def _rank_rule(m) -> bool:
+    return m["err_monotone"] and m["err_top"] < 1e-6 and m["time_ratio"] > 1 and m["acc_gain"] >= 0.10
+
+
+def claims_for(cfg: Config) -> list[Claim]:
+    """The six claims with their criteria and controls, declared before anything is measured."""
+    n0 = cfg.ns[0]
+    c2 = Claim(
+        "c2_scale",
+        statement="Perception networks learn to high accuracy from supervision on the final output only, "
+        "on tasks with one thousand inputs (sum of 1,024 digits).",
+        paper_value="'high accuracy on tasks with one thousand inputs' (sum-1024 MNIST); exact table "
+        "values not known here",
+        criterion=Criterion.at_least(
+            "acc", 0.80, "paper's recipe (L1 on the expected sum, official re-binning, from scratch, >= 10k Adam "
+            f"steps at batch 16): per-digit test accuracy >= 80% at N = 1,024, mean of {cfg.n_seeds} seeds; "
+            "measured at --scale paper only"),
+        controls=[
+            Control.negative("shuffled_sums", "the same training on sums permuted across tuples (at the judged N "
+                             "at paper scale, at N = 16 below it)"),
+            Control.positive("moments", "the moments re-binning with a Gaussian likelihood (this package's "
+                             "variant), same N, budget and network: the instance lets sum-only supervision reach it"),
+        ],
+        kind="headline",
+    )
+    c2b = Claim(
+        "c2b_small_n",
+        statement="The same learning from the sum only works at small N.",
+        paper_value="not given separately; sum-N tasks with N = 4 ... 1,024",
+        criterion=Criterion.at_least(
+            "acc", 0.90, f"paper's recipe: per-digit accuracy >= 90% at N = {n0} (mean of {cfg.n_seeds} seeds; "
+            "issue 8's threshold)"),
+        controls=[Control.negative("shuffled_sums", "the same training on shuffled sums"),
+                  Control.positive("moments", "the moments variant at the same N and budget")],
+        kind="supporting",
+    )
+    c5 = Claim(
+        "c5_sampling",
+        statement="Sampling-based learning (REINFORCE) fails where CTSketch learns.",
+        paper_value="baselines time out or stay low on large sum-N; exact values not known here",
+        criterion=Criterion.at_least(
+            "gap", 0.30, f"at every N of {list(cfg.ns)} where a from-scratch CTSketch run (paper's loss or "
+            f"moments) reaches >= {LEARNS:.0%}, its accuracy minus REINFORCE's under the same wall clock "
+            "(means over seeds) is >= 30 points (the smallest such gap)"),
+        controls=[
+            Control.negative("shuffled_sums", f"the shuffled-sum learner in CTSketch's place (N = {n0})"),
+            Control.positive("supervised", "the same MLP trained on the digit labels themselves, as many steps "
+                             f"(N = {n0}'s REINFORCE): a learner that works must clear the gap"),
+        ],
+        preconditions=[Precondition(f"CTSketch reaches >= {LEARNS:.0%} at some N", lambda m: m["n_learns"] >= 1)],
+        kind="supporting",
+    )
+    c1 = Claim(
+        "c1_exactness",
+        statement="The sketched tensor approximates the (sub-)program with bounded error; the sum "
+        "tensor is reproduced exactly at TT-rank 2.",
+        paper_value="theoretical error bound; no figure known here",
+        criterion=Criterion(
+            "rank-2 TT of the k-input sum tensor (k=2..4) reconstructs to rel. error < 1e-6; TT contraction = "
+            "brute-force enumeration to 1e-5; reconstruction = tensorly tensor_train to 1e-5; |contraction "
+            "error| <= ||T - T_hat||_F prod||p_i||_2 on every random program (1,000 at quick scale); error "
+            "decreases with rank", "recon_rel_err_max", _exact_rule, "< 1e-6 (and the rest)"),
+        controls=[Control.negative("rank1", "the sum tensors sketched at TT-rank 1 (one short of exact)")],
+        kind="check",
+    )
+    c3 = Claim(
+        "c3_cost",
+        statement="Cost grows linearly with the number of inputs, while the flat program tensor is "
+        "infeasible beyond a handful of inputs.",
+        paper_value="O(k |R| r^2) per example; no figure known here",
+        criterion=Criterion(
+            f"v3 (issue 44): judged against the structure's N log N (level domains 9 * 2^l + 1): the log-log "
+            f"slope of contraction CPU time per example / (N log2 N) vs N over {list(cfg.curriculum_ns)} (fwd + "
+            f"bwd, best of 5, {cfg.timing_leaves} leaves per call) is within +-{C3_BAND:g} of 0, on both "
+            "curriculum networks (the worse one)",
+            "excess_slope", lambda m: abs(m["excess_slope"]) <= C3_BAND, f"|.| <= {C3_BAND:g}"),
+        controls=[Control.negative("enumeration", "exact enumeration of the flat k-digit table, k = 2..5")],
+        no_positive_control="the N log N count is the tree's structure itself; no other timing is known to "
+        "follow it exactly",
+        preconditions=[Precondition(f"the timed curriculum+moments network reaches >= {LEARNS:.0%} at every "
+                                    "timed N", lambda m: m["min_acc_timed"] >= LEARNS)],
+        kind="supporting",
+    )
+    c4 = Claim(
+        "c4_rank",
+        statement="For a non-linear program the sketch rank trades approximation accuracy for cost.",
+        paper_value="rank/decomposition guidance; no figure known here",
+        criterion=Criterion(
+            "max(a, b) of two digits with a one-hot output mode (TT-rank 10), trained with NLL: reconstruction "
+            "error decreases with rank and is < 1e-6 at rank 10; contraction time at rank 10 > rank 1; per-digit "
+            "accuracy at rank 10 >= rank-1 accuracy + 10 points", "acc_gain", _rank_rule,
+            ">= 0.10 (and the rest)"),
+        controls=[Control.negative("shuffled_table", "the same sweep (ranks 1 and 10) on the max table with its "
+                                   "entries permuted: exact at rank 10 but unlearnable from max labels")],
+        no_positive_control="max itself is the only full-rank program here whose labels teach the digits; no "
+        "planted rank/accuracy trade-off is known",
+        kind="supporting",
+    )
+    return [c2, c2b, c5, c1, c3, c4]
 
 
 @register("ctsketch")
@@ -443,93 +626,27 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
     big = cfg.headline_n
     n0, n_top = cfg.ns[0], cfg.ns[-1]
 
-    c2 = Claim(
-        "c2_scale",
-        statement="Perception networks learn to high accuracy from supervision on the final output only, "
-        "on tasks with one thousand inputs (sum of 1,024 digits).",
-        paper_value="'high accuracy on tasks with one thousand inputs' (sum-1024 MNIST); exact table "
-        "values not known here",
-        criterion="paper's recipe (L1 on the expected sum, official re-binning, from scratch, >= 10k Adam "
-        "steps at batch 16): per-digit test accuracy >= 80% at N = 1,024, mean of "
-        f"{cfg.n_seeds} seeds; judged at --scale paper only (quick reports N = 16 and 64); control: "
-        "the same training on shuffled sums must fail",
-        kind="headline",
-    )
-    c2b = Claim(
-        "c2b_small_n",
-        statement="The same learning from the sum only works at small N.",
-        paper_value="not given separately; sum-N tasks with N = 4 ... 1,024",
-        criterion=f"paper's recipe: per-digit accuracy >= 90% at N = {n0} (mean of {cfg.n_seeds} seeds; "
-        "issue 8's threshold); control: shuffled sums must fail",
-        kind="supporting",
-    )
-    c5 = Claim(
-        "c5_sampling",
-        statement="Sampling-based learning (REINFORCE) fails where CTSketch learns.",
-        paper_value="baselines time out or stay low on large sum-N; exact values not known here",
-        criterion=f"at every N of {list(cfg.ns)} where a from-scratch CTSketch run (paper's loss or "
-        f"moments) reaches >= {LEARNS:.0%}, REINFORCE under the same wall clock is >= 30 points "
-        "lower (means over seeds); control: the shuffled-sum learner in CTSketch's place must fail",
-        kind="supporting",
-    )
-    c1 = Claim(
-        "c1_exactness",
-        statement="The sketched tensor approximates the (sub-)program with bounded error; the sum "
-        "tensor is reproduced exactly at TT-rank 2.",
-        paper_value="theoretical error bound; no figure known here",
-        criterion="rank-2 TT of the k-input sum tensor (k=2..4) reconstructs to rel. error < 1e-6; TT "
-        "contraction = brute-force enumeration to 1e-5; reconstruction = tensorly "
-        "tensor_train to 1e-5; |contraction error| <= ||T - T_hat||_F prod||p_i||_2 on every "
-        "random program (1,000 at quick scale); error decreases with rank",
-        kind="check",
-    )
-    c3 = Claim(
-        "c3_cost",
-        statement="Cost grows linearly with the number of inputs, while the flat program tensor is "
-        "infeasible beyond a handful of inputs.",
-        paper_value="O(k |R| r^2) per example; no figure known here",
-        criterion=f"on the curriculum+moments network, after training at each N of "
-        f"{list(cfg.curriculum_ns)}: per-digit accuracy >= {LEARNS:.0%} at every timed N, and the "
-        "log-log slope of the tree's contraction CPU time per example (forward + backward, best of 5, "
-        f"{cfg.timing_leaves} leaves per call) vs N is in [0.8, 1.2]; control: exact enumeration of "
-        "the flat table (k = 2..5 digits) must fail the slope",
-        kind="supporting",
-    )
-    c4 = Claim(
-        "c4_rank",
-        statement="For a non-linear program the sketch rank trades approximation accuracy for cost.",
-        paper_value="rank/decomposition guidance; no figure known here",
-        criterion="max(a, b) of two digits with a one-hot output mode (TT-rank 10), trained with NLL: "
-        "reconstruction error decreases with rank and is < 1e-6 at rank 10; contraction time "
-        "at rank 10 > rank 1; per-digit accuracy at rank 10 >= rank-1 accuracy + 10 points "
-        "(control: rank 1 must fail the accuracy margin against itself)",
-        kind="supporting",
-    )
+    c2, c2b, c5, c1, c3, c4 = claims_for(cfg)
 
     # c1 ----------------------------------------------------------------------------------------
     ex = check_exactness(cfg, seed)
+    r1 = rank1_sum_errors(seed)
+    f1 = _exactness_figures(ex)
+    f1c = {**f1, "recon_rel_err_max": max(r1["recon_rel_err"].values()),
+           "contract_err_max": max(r1["contract_max_abs_err"].values())}
     curve = ex["rank_curve_rel_err"]
-    ok1 = (
-        max(ex["recon_rel_err"].values()) < 1e-6
-        and max(ex["contract_max_abs_err"].values()) < 1e-5
-        and max(ex["tensorly_max_gap"].values()) < 1e-5
-        and ex["bound_violations"] == 0
-        and all(b <= a + 1e-12 for a, b in zip(curve, curve[1:]))
-        and curve[-1] < 1e-10
-    )
-    c1.judge(
-        ok1,
-        measured=ex,
+    c1.record(
+        f1, controls={"rank1": f1c}, details={**ex, "rank1_control": r1},
         note="bound checked on 8 random input distributions per random program",
-        summary=f"max rel. error {max(ex['recon_rel_err'].values()):.1e} (needs < 1e-6); "
-        f"{ex['bound_violations']} bound violations in {ex['bound_checks']} checks; rank curve "
-        f"{curve[0]:.2f} -> {curve[-1]:.0e}",
+        summary=f"max rel. error {f1['recon_rel_err_max']:.1e} (needs < 1e-6); {ex['bound_violations']} bound "
+        f"violations in {ex['bound_checks']} checks; rank curve {curve[0]:.2f} -> {curve[-1]:.0e}; control "
+        f"(rank-1 sum sketch) rel. error {f1c['recon_rel_err_max']:.2f}",
     )
 
     # c2, c2b, c5: training cells, the largest N first (the headline cell is what a resumed run needs)
     runs: dict = {"paper": {}, "moments": {}, "reinforce": {}}
     curr: dict = {"curriculum": {}, "curriculum+moments": {}}
-    control = None
+    control, control_big = None, None
     for s in progress(seeds, desc="c2 seeds"):
         # order = priority when a paper-scale run is cut short: the headline cell, then the variants
         for n in sorted(cfg.ns, reverse=True):
@@ -557,36 +674,46 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         if control is None:
             control = cells.get(f"control-n{n0}-s{s}", partial(train_sum, n0, s, cfg, data, "paper",
                                                                shuffle_labels=True))
+        if big is not None and control_big is None:  # the v2 review: the control at the judged N too
+            control_big = cells.get(f"control-n{big}-s{s}", partial(train_sum, big, s, cfg, data, "paper",
+                                                                    shuffle_labels=True))
+    sup_acc = supervised_accuracy(seed, cfg, data)
     mean = {v: {n: _mean(rs) for n, rs in runs[v].items()} for v in runs}
     curr_acc = {name: {n: float(np.mean([c["stages"][str(n)]["acc"] for c in byseed.values()]))
                        for n in cfg.curriculum_ns} for name, byseed in curr.items()}
     c2_note = (
         f"8x8 sklearn digits, MLP; {cfg.n_tuples} tuples per N drawn from {cfg.n_train_images} images; "
         f"{runs['paper'][n_top][0]['steps']} Adam steps at batch {cfg.batch} per from-scratch cell "
-        f"(official sum-1024: 100 epochs x 5,000 tuples / 16 = 31k). Variants (not judged, "
-        f"{cfg.variant_seeds} seed(s)): moments; curriculum {list(cfg.curriculum_ns)} with "
-        f"{list(cfg.curriculum_steps)} steps per stage, the paper's loss or moments."
+        f"(official sum-1024: 100 epochs x 5,000 tuples / 16 = 31k). Variants ({cfg.variant_seeds} seed(s)): "
+        f"moments (c2's positive control); curriculum {list(cfg.curriculum_ns)} with "
+        f"{list(cfg.curriculum_steps)} steps per stage, the paper's loss or moments (reported, not judged)."
     )
     head = big if big is not None else n_top
     line = (
         f"N={head}: paper's loss {_pct(runs['paper'][head])}; moments {100 * mean['moments'][head]:.1f}%; "
         f"curriculum {100 * curr_acc['curriculum'].get(head, float('nan')):.1f}%, curriculum+moments "
         f"{100 * curr_acc['curriculum+moments'].get(head, float('nan')):.1f}%; REINFORCE "
-        f"{100 * mean['reinforce'][head]:.1f}%; control (shuffled sums, N={n0}) {100 * control['acc']:.1f}%"
+        f"{100 * mean['reinforce'][head]:.1f}%"
     )
     measured2 = {"digit_acc_mean": mean, "curriculum_acc_mean": curr_acc, "runs": runs, "curriculum": curr,
-                 "control_shuffled": control}
+                 "control_shuffled": control, "control_shuffled_big": control_big}
+    ctl_big = control_big if control_big is not None else control
+    ctl2 = {"shuffled_sums": {"acc": ctl_big["acc"]}, "moments": {"acc": mean["moments"][head]}}
+    ctl_line = (f"controls: shuffled sums (N={big if control_big is not None else n0}) {100 * ctl_big['acc']:.1f}% "
+                f"(must fail), moments {100 * mean['moments'][head]:.1f}% (must pass)")
     if big is None:
-        c2.judge(None, measured=measured2, note=c2_note,
-                 summary=f"not judged at this scale (N=1,024 needs --scale paper); {line}")
+        c2.record(None, controls=ctl2, note=c2_note, details=measured2,
+                  unmeasured="N = 1,024 at the paper's budget runs at --scale paper only",
+                  summary=f"not judged at this scale (N=1,024 needs --scale paper); {line}; {ctl_line}")
     else:
-        c2.judge(mean["paper"][big] >= 0.80 and control["acc"] < 0.80, measured=measured2, note=c2_note,
-                 summary=f"{line}; needs >= 80% at N={big}")
-    c2b.judge(
-        mean["paper"][n0] >= 0.90 and control["acc"] < 0.90,
-        measured={"paper": runs["paper"][n0], "control_shuffled": control},
-        summary=f"paper's loss at N={n0}: {_pct(runs['paper'][n0])}; needs >= 90% (moments "
-        f"{100 * mean['moments'][n0]:.1f}%, control {100 * control['acc']:.1f}%)",
+        c2.record({"acc": mean["paper"][big]}, controls=ctl2, note=c2_note, details=measured2,
+                  summary=f"{line}; needs >= 80% at N={big}; {ctl_line}")
+    c2b.record(
+        {"acc": mean["paper"][n0]},
+        controls={"shuffled_sums": {"acc": control["acc"]}, "moments": {"acc": mean["moments"][n0]}},
+        details={"paper": runs["paper"][n0], "control_shuffled": control},
+        summary=f"paper's loss at N={n0}: {_pct(runs['paper'][n0])}; needs >= 90%; controls: shuffled sums "
+        f"{100 * control['acc']:.1f}% (must fail), moments {100 * mean['moments'][n0]:.1f}% (must pass)",
     )
     gaps, where = {}, []
     for n in cfg.ns:
@@ -594,63 +721,68 @@ def _run(scale: Scale, seed: int, out: Path) -> Outcome:
         gaps[n] = {"ctsketch_best": best, "reinforce": mean["reinforce"][n], "gap": best - mean["reinforce"][n]}
         if best >= LEARNS:
             where.append(n)
-    ok5 = all(gaps[n]["gap"] >= 0.30 for n in where) if where else None
-    ctrl_gap = control["acc"] - mean["reinforce"][n0]
-    c5.judge(
-        ok5,
-        measured={"by_n": gaps, "learns_at": where, "control_gap": ctrl_gap},
+    f5 = {"gap": min(gaps[n]["gap"] for n in where) if where else None, "n_learns": len(where)}
+    ctl5 = {"shuffled_sums": {"gap": control["acc"] - mean["reinforce"][n0]},
+            "supervised": {"gap": sup_acc - mean["reinforce"][n0]}}
+    c5.record(
+        f5, controls=ctl5, details={"by_n": gaps, "learns_at": where, "supervised_acc": sup_acc},
+        unmeasured="CTSketch reaches 50% at no N",
         summary="; ".join(f"N={n}: CTSketch {100 * g['ctsketch_best']:.1f}% vs REINFORCE "
                           f"{100 * g['reinforce']:.1f}%" for n, g in gaps.items())
-        + f"; needs a >= 30-point gap where CTSketch >= {LEARNS:.0%} (learns at {where or 'no N'}); "
-        f"control (shuffled sums) {100 * control['acc']:.1f}%: gap {100 * ctrl_gap:.1f}, fails",
+        + f"; needs a >= 30-point gap where CTSketch >= {LEARNS:.0%} (learns at {where or 'no N'}); controls "
+        f"(N={n0}, vs REINFORCE): shuffled-sum learner gap {100 * ctl5['shuffled_sums']['gap']:.1f} (must fail), "
+        f"supervised digits gap {100 * ctl5['supervised']['gap']:.1f} (must pass)",
     )
 
     # c3 ----------------------------------------------------------------------------------------
-    stages = curr["curriculum+moments"][seed]["stages"]
     ns_t = list(cfg.curriculum_ns)
-    cost = [stages[str(n)]["contract_s_per_example"] for n in ns_t]
-    accs = [stages[str(n)]["acc"] for n in ns_t]
-    slope = loglog_slope(ns_t, cost)
+    timed = {name: curr[name][seed]["stages"] for name in curr}
+    costs = {name: [st[str(n)]["contract_s_per_example"] for n in ns_t] for name, st in timed.items()}
+    accs = {name: [st[str(n)]["acc"] for n in ns_t] for name, st in timed.items()}
+    excess = {name: excess_slope(ns_t, c) for name, c in costs.items()}
+    worst = max(excess, key=lambda k: abs(excess[k]))
+    cost = costs["curriculum+moments"]
     enum = enumeration_cost()
-    enum_slope = loglog_slope(list(enum), list(enum.values()))
-    ok3 = min(accs) >= LEARNS and 0.8 <= slope <= 1.2
-    c3.judge(
-        ok3,
-        measured={"contract_s_per_example": dict(zip(ns_t, cost)), "acc": dict(zip(ns_t, accs)),
-                  "slope": slope, "enumeration_s_per_example": enum, "enumeration_slope": enum_slope,
-                  "flat_tensor_log10_bytes": {n: n + float(np.log10(4)) for n in (6, *ns_t)}},
-        note="CPU time (time.thread_time) of the sketched tree, inputs = the trained network's own "
-        "distributions on held-out tuples",
-        summary=f"slope {slope:.2f} (needs 0.8-1.2) at accuracies "
-        f"{' / '.join(f'{100 * a:.0f}' for a in accs)}% (needs >= {LEARNS:.0%}); "
-        f"{1e6 * cost[0]:.1f} -> {1e6 * cost[-1]:.0f} us per example; control (enumeration, k=2..5) "
-        f"slope {enum_slope:.1f}, fails",
+    enum_excess = excess_slope(list(enum), list(enum.values()))
+    c3.record(
+        {"excess_slope": excess[worst], "min_acc_timed": min(accs["curriculum+moments"])},
+        controls={"enumeration": {"excess_slope": enum_excess}},
+        details={"contract_s_per_example": {k: dict(zip(ns_t, v)) for k, v in costs.items()},
+                 "acc": {k: dict(zip(ns_t, v)) for k, v in accs.items()},
+                 "loglog_slope": {k: loglog_slope(ns_t, v) for k, v in costs.items()},
+                 "nlogn_slope": loglog_slope(ns_t, [n * math.log2(n) for n in ns_t]),
+                 "excess_slope": excess, "enumeration_s_per_example": enum,
+                 "enumeration_slope": loglog_slope(list(enum), list(enum.values())),
+                 "flat_tensor_log10_bytes": {n: n + float(np.log10(4)) for n in (6, *ns_t)}},
+        note="CPU time (time.thread_time) of the sketched tree, inputs = each curriculum network's own "
+        "distributions on held-out tuples; both curriculum networks timed, the worse one judged",
+        summary=f"cost / (N log2 N) log-log slope: curriculum+moments {excess['curriculum+moments']:+.2f}, "
+        f"curriculum (paper's loss) {excess['curriculum']:+.2f} (needs within +-{C3_BAND:g}; raw slopes "
+        f"{loglog_slope(ns_t, cost):.2f} / {loglog_slope(ns_t, costs['curriculum']):.2f}); timed accuracies "
+        f"{' / '.join(f'{100 * a:.0f}' for a in accs['curriculum+moments'])}% (needs >= {LEARNS:.0%}); control "
+        f"(enumeration of the flat table, k=2..5) {enum_excess:+.1f}",
     )
 
     # c4 ----------------------------------------------------------------------------------------
     rows = rank_sweep(cfg, data, seed)
     ranks = list(cfg.rank_ranks)
-    errs = [rows[r]["rel_error"] for r in ranks]
-    ok4 = (
-        all(b <= a + 1e-9 for a, b in zip(errs, errs[1:]))
-        and errs[-1] < 1e-6
-        and rows[ranks[-1]]["contract_ms"] > rows[ranks[0]]["contract_ms"]
-        and rows[ranks[-1]]["acc"] >= rows[ranks[0]]["acc"] + 0.10
-    )
-    c4.judge(
-        ok4,
-        measured=rows,
+    ends = (ranks[0], ranks[-1])
+    rows_c = rank_sweep(cfg, data, seed, program=shuffled_max_table(seed), ranks=ends)
+    f4, f4c = _rank_figures(rows, ranks), _rank_figures(rows_c, list(ends))
+    c4.record(
+        f4, controls={"shuffled_table": f4c}, details={"sweep": rows, "shuffled_table_sweep": rows_c},
         note=f"{cfg.rank_epochs} epochs, {cfg.rank_tuples} pairs, NLL on the sketched "
-        f"output distribution; tv = mean total variation to the exact output "
-        f"distribution on test pairs",
-        summary=f"accuracy rank {ranks[0]} {100 * rows[ranks[0]]['acc']:.1f}% (the control) -> rank "
-        f"{ranks[-1]} {100 * rows[ranks[-1]]['acc']:.1f}% (needs +10 points); rel. error "
-        f"{errs[0]:.2f} -> {errs[-1]:.0e}; contraction {rows[ranks[0]]['contract_ms']:.2f} -> "
-        f"{rows[ranks[-1]]['contract_ms']:.2f} ms",
+        f"output distribution; tv = mean total variation to the exact output distribution on test pairs",
+        summary=f"accuracy rank {ranks[0]} {100 * rows[ranks[0]]['acc']:.1f}% -> rank {ranks[-1]} "
+        f"{100 * rows[ranks[-1]]['acc']:.1f}% (gain {100 * f4['acc_gain']:.1f}, needs >= 10 points); rel. error "
+        f"{rows[ranks[0]]['rel_error']:.2f} -> {f4['err_top']:.0e}; contraction {rows[ranks[0]]['contract_ms']:.2f} "
+        f"-> {rows[ranks[-1]]['contract_ms']:.2f} ms; control (shuffled max table): "
+        f"{100 * rows_c[ends[0]]['acc']:.1f}% "
+        f"-> {100 * rows_c[ends[1]]['acc']:.1f}%, gain {100 * f4c['acc_gain']:.1f} (must fail)",
     )
 
     _figures(out, mean, curr_acc, ns_t, cost, rows)
-    metrics = {"c1": ex, "c2": measured2, "c3": c3.measured, "c4": rows,
+    metrics = {"c1": ex, "c2": measured2, "c3": c3.measured, "c4": rows, "c4_control": rows_c,
                "cache": None if cells.root is None else str(cells.root)}
     return Outcome(
         [c2, c2b, c5, c1, c3, c4],

@@ -21,6 +21,8 @@ from torch import nn
 from neurips25.ctsketch.program import as_domain, tensorize
 from neurips25.ctsketch.sketch import SketchedProgram
 
+MOMENTS_SIGMA_FLOOR = 0.5  # rebin="moments": the smallest kernel width, in the exp(-(v - mu)^2 / sigma) form
+
 
 def auto_sigma(p: torch.Tensor, floor: float = 4.0) -> torch.Tensor:
     """Kernel width of the official code: ``sigma = max(1 / max(p), floor)`` per row of ``p: [..., d]``.
@@ -294,7 +296,11 @@ class ProgramTree(nn.Module):
             if last:
                 return out.reshape(b), None if var is None else var.reshape(b)
             if var is not None:
-                sigma = 2.0 * var + 1e-2  # exp(-(v - mu)^2 / (2 Var)); the floor keeps one-hot nodes finite
+                # exp(-(v - mu)^2 / (2 Var + floor)). The floor keeps the kernel at least about one grid step
+                # wide: with a tiny floor (v2 used 1e-2) a confident network's nodes re-bin to one-hot
+                # softmaxes whose Jacobians (~exp(-1 / floor)) multiply to exactly 0 in float32 over the
+                # levels, so training froze at N >= 256 (issue 44)
+                sigma = 2.0 * var + MOMENTS_SIGMA_FLOOR
             elif self.sigma == "auto":
                 sigma = auto_sigma(groups[0])
             else:
