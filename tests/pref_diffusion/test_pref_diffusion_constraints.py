@@ -152,3 +152,17 @@ def test_preference_model_learns_feasibility_from_cv():
 def test_bad_cv(bnh, cv, match):
     with pytest.raises(ValueError, match=match):
         PreferenceGuidedDiffusion(**TINY).fit(bnh.X, bnh.Y, cv=cv)
+
+
+def test_tnk_builds_at_the_default_pruning():
+    # guards the v2 review: pruning 40% of the whole pool by constrained dominance removed every feasible
+    # design of pymoo's tnk; now the top share of the FEASIBLE designs is pruned and infeasible ones kept
+    problem = pymoo_problem("tnk")
+    task = make_offline_task(problem, n=400, seed=0)
+    feas = task.CV <= 0
+    assert feas.any() and (~feas).any()
+    # D(best) of the constrained task puts its feasible designs first
+    best = DataBest().fit(task.X, task.Y, cv=task.CV).sample(int(feas.sum()))
+    assert (constraint_violation(problem, best) <= 0).all()
+    with pytest.raises(ValueError, match="`prune_top` must be in"):
+        make_offline_task(problem, n=400, prune_top=1.0)

@@ -8,7 +8,8 @@ top 40 %; the exact share used by the paper is reconstructed, hence a parameter.
 
 Constrained problems (``problem.has_constraints()``): the task keeps the data's constraint violation
 ``CV``; ranking (for pruning, ``best`` and the normalisation) follows constrained dominance, so the
-best *feasible* designs are pruned and infeasible ones stay in the data, ranked last.
+best *feasible* designs are pruned (the top ``prune_top`` share of the feasible ones) and infeasible
+ones stay in the data, ranked last.
 """
 
 from __future__ import annotations
@@ -131,7 +132,8 @@ def make_offline_task(
     n : int
         Designs kept in the dataset.
     prune_top : float in [0, 1)
-        Share of the generated pool removed from the top by (non-dominated rank, crowding).
+        Share of the generated pool removed from the top by (non-dominated rank, crowding); on a
+        constrained problem, share of the pool's feasible designs (infeasible ones are all kept).
     n_var, n_obj : int, optional
         Sizes of scalable suites (only with a name).
     random_fraction : float in [0, 1]
@@ -178,7 +180,15 @@ def make_offline_task(
     pool, F = pool[ok], F[ok]
     CV = None if CV is None else CV[ok]
     _, _, rank = diversity_ranks(F, cv=CV)
-    keep = np.argsort(rank)[int(round(prune_top * len(pool))) :]
+    order = np.argsort(rank, kind="stable")
+    if CV is None:
+        keep = order[int(round(prune_top * len(pool))) :]
+    else:
+        # constrained: prune the top share of the FEASIBLE designs (ranked first by constrained dominance)
+        # and keep every infeasible one; pruning the top share of the whole pool removed every feasible
+        # design whenever fewer than `prune_top` of them were feasible (pymoo's tnk at the default 0.4)
+        feasible = order[CV[order] <= 0]
+        keep = np.concatenate([feasible[int(round(prune_top * len(feasible))) :], order[CV[order] > 0]])
     if len(keep) > n:
         keep = rng.choice(keep, size=n, replace=False)
     keep = np.sort(keep)
