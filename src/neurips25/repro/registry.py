@@ -115,7 +115,7 @@ HAND_VERDICTS: dict[str, int] = {
     "inverse3d": 52,
     # migrating in issue #44 (each helper removes its slugs when its reproduction records through Criterion)
     "fair_matroid": 44, "fml": 44, "vfs": 44, "ctsketch": 44, "pref_diffusion": 44, "prsformer": 44,
-    "rspool": 44, "eva": 44,
+    "eva": 44,
 }
 
 
