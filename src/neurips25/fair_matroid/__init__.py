@@ -40,6 +40,7 @@ from neurips25.fair_matroid.pof import (
     price_of_fairness,
 )
 from neurips25.fair_matroid.random_models import (
+    bottleneck_graphic,
     congested_direct_sum,
     congested_g,
     er_market,
@@ -59,5 +60,5 @@ __all__ = [
     "max_fair_scale", "price_of_fairness", "integral_price_of_fairness", "fair_lottery", "FairLottery",
     "integral_fair_allocation", "max_fair_allocation", "random_coloring", "pof_bound_random_coloring",
     "extremal_coloring_instance", "hub_market", "random_graphic", "worst_case_instance", "worst_case_value",
-    "er_market", "congested_direct_sum", "congested_g", "large_market_limit",
+    "er_market", "congested_direct_sum", "congested_g", "large_market_limit", "bottleneck_graphic",
 ]

@@ -151,6 +151,51 @@ def hub_market(n: int, hub_share: float = 0.8, hub_capacity: float = 0.03, seed=
     return TransversalMatroid(B, range(n))
 
 
+def bottleneck_graphic(n_edges: int, hub_share: float = 0.8, hub_vertices: float = 0.01, seed=None):
+    """A congested graphic matroid with a bottleneck, in one 2-connected block (not a direct sum).
+
+    ``hub_share * n_edges`` edges join random pairs of a small hub of ``hub_vertices * n_edges`` vertices
+    (parallel edges allowed: a ``MultiGraph``); the other edges come in pairs, each pair a path
+    ``h1 - leaf - h2`` through its own leaf vertex between two distinct hub vertices. The hub holds most
+    agents but a small share of the rank (``h - 1`` of ``h - 1 + n_leaves``, about 0.09 at the defaults).
+    Unlike :func:`congested_direct_sum` the congested part is not a separate summand: a group that does
+    not connect the hub can use leaf paths to join hub components, so the rank of a union of groups is
+    not the sum of a congested and a free part. At the defaults a small group nearly spans the hub, and
+    random colourings lose welfare only when one group dominates (p_max near 0.9).
+
+    Examples
+    --------
+    >>> M = bottleneck_graphic(200, seed=0)
+    >>> len(M.elements), M.rank()
+    (200, 21)
+    """
+    import networkx as nx
+
+    from neurips25.fair_matroid.matroids import GraphicMatroid
+
+    n_edges = _positive_int(n_edges, "n_edges")
+    if not 0 < hub_share < 1:
+        raise ValueError(f"hub_share must lie in (0, 1); got {hub_share!r}")
+    if not 0 < hub_vertices < 1:
+        raise ValueError(f"hub_vertices must lie in (0, 1); got {hub_vertices!r}")
+    rng = np.random.default_rng(seed)
+    h = max(2, int(round(hub_vertices * n_edges)))
+    n_hub = int(round(hub_share * n_edges))
+    G = nx.MultiGraph()
+    G.add_nodes_from(("hub", i) for i in range(h))
+    for _ in range(n_hub):
+        a, b = rng.choice(h, size=2, replace=False)
+        G.add_edge(("hub", int(a)), ("hub", int(b)))
+    rest = n_edges - n_hub
+    for leaf in range(rest // 2):
+        a, b = rng.choice(h, size=2, replace=False)
+        G.add_edge(("leaf", leaf), ("hub", int(a)))
+        G.add_edge(("leaf", leaf), ("hub", int(b)))
+    if rest % 2:  # one pendant edge keeps the element count at n_edges
+        G.add_edge(("leaf", rest // 2), ("hub", int(rng.integers(h))))
+    return GraphicMatroid(G)
+
+
 def random_graphic(n_edges: int, mean_degree: float = 4.0, seed=None):
     """Graphic matroid of a random multigraph-free graph ``G(n_v, m)`` with ``m = n_edges`` edges and
     ``n_v = 2 m / mean_degree`` vertices."""
