@@ -9,9 +9,13 @@ blue and a fairness-agnostic plan never hears from the red group. Every node hol
 
 :func:`detour_instance` builds graphs on which shortest-path heuristics are provably bad: every target's
 shortest path to the terminal is private, while a shared hub path is only two edges longer per target.
+:func:`cycle_trap_instance` builds a cycle on which one given tree embedding is provably bad, so that only a
+randomised tree (FRT) keeps the O(log n) guarantee.
 """
 
 from __future__ import annotations
+
+import numbers
 
 import networkx as nx
 import numpy as np
@@ -93,3 +97,29 @@ def detour_instance(rng: np.random.Generator, k_range=(3, 4), length_range=(6, 9
             nx.add_path(G, [s, (s, "spoke"), "h"])
             colors[(s, "spoke")] = "grey"
     return G, colors, "t", {"blue": k, "red": k}, float(L + 4 * k)
+
+
+def cycle_trap_instance(n: int, tree):
+    """A cycle on which one fixed tree embedding is provably bad (every tree stretches some cycle edge by Omega(n)).
+
+    ``tree`` is an :class:`~neurips25.fml.frt.FRTTree` of ``nx.cycle_graph(n)``. The terminal ``u`` and a red
+    node ``v`` are the ends of the cycle edge that ``tree`` stretches most; a second red node ``w`` is, among
+    the nodes at least ``n // 4`` hops from ``u``, the one closest to ``u`` in ``tree``. Every other node is
+    blue and the demand is one red node, so OPT = 1 (the edge ``u - v``) while a plan chosen on ``tree``
+    alone takes ``w`` at cost ``n // 4`` whenever ``tree`` puts ``w`` nearer than ``v``. A randomised FRT
+    stretches each edge by O(log n) in expectation, so a few samples find ``v``.
+    Returns ``(G, colors, terminal, demand)``.
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 8:
+        raise ValueError(f"n must be an integer >= 8; got {n!r}")
+    G = nx.cycle_graph(int(n))
+    if sorted(tree.leaf_of) != list(G):
+        raise ValueError(f"tree must be a tree embedding of nx.cycle_graph({n}) (its leaves are other nodes)")
+    stretch = [tree.distance(i, (i + 1) % n) for i in range(n)]
+    u = int(np.argmax(stretch))
+    v = (u + 1) % n
+    hops = nx.single_source_shortest_path_length(G, u)
+    w = min((x for x in G if hops[x] >= n // 4), key=lambda x: (tree.distance(u, x), x))
+    colors = {x: "blue" for x in G}
+    colors[v] = colors[w] = "red"
+    return G, colors, u, {"red": 1}
