@@ -41,6 +41,10 @@ def test_pair_term_is_purely_non_linear(genotypes):
     e = truth["epistatic"]
     fitted = X @ np.linalg.lstsq(X, e, rcond=None)[0]
     assert (fitted.var(0) / e.var(0)).max() < 1e-8  # nothing left for a linear model
+    # v3: nothing left for a dosage + dominance model either (carrier indicators beside the dosages)
+    Xd = np.hstack([X, (genotypes >= 1).astype(float)])
+    fitted = Xd @ np.linalg.lstsq(Xd, e, rcond=None)[0]
+    assert (fitted.var(0) / e.var(0)).max() < 1e-8
     assert np.allclose(e.var(0), 0.2, rtol=1e-6) and np.allclose(truth["additive"].var(0), 0.3, rtol=1e-6)
     assert truth["h2_nonlinear"] == pytest.approx(0.2)
     gaps = truth["pairs"][:, 1] - truth["pairs"][:, 0]
@@ -58,7 +62,10 @@ def test_raw_products_carry_a_linear_part(genotypes):
     e = raw["epistatic"]
     share = (X @ np.linalg.lstsq(X, e, rcond=None)[0]).var(0) / e.var(0)
     assert share.min() > 0.1
-    assert np.allclose(share, raw["linear_share_raw"], atol=1e-6)
+    # the reported share is over every per-SNP column (dosages and carriers): at least the linear share
+    Xd = np.hstack([X, (genotypes >= 1).astype(float)])
+    share_d = (Xd @ np.linalg.lstsq(Xd, e, rcond=None)[0]).var(0) / e.var(0)
+    assert np.allclose(share_d, raw["linear_share_raw"], atol=1e-6) and (share_d >= share - 1e-9).all()
 
 
 def test_oracle_pair_model_beats_ridge_and_ridge_equals_no_pairs(genotypes):

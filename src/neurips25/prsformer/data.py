@@ -3,8 +3,9 @@
 Genotypes come from ``msprime`` (real coalescent LD structure, optionally two ancestries that split
 ``split_time`` generations ago). Phenotypes are a liability-threshold model with additive effects
 plus many small pairwise interactions (epistasis) within and across LD blocks, correlated across
-diseases, binarised at each disease's prevalence. The pair term is residualised on the linear span
-of the SNPs, so its variance (the non-linear heritability) is out of reach of any linear model.
+diseases, binarised at each disease's prevalence. The pair term is residualised on every per-SNP
+column (dosages and carrier indicators), so its variance (the non-linear heritability) is out of reach
+of any additive or additive + dominance model.
 Nothing is downloaded.
 """
 
@@ -231,9 +232,18 @@ def _draw_pairs(rng, n_pairs: int, L: int, chrom: np.ndarray, window: int, cross
     return pairs[np.argsort(pairs[:, 0], kind="stable")]
 
 
-def _residualize(term: np.ndarray, z: np.ndarray) -> tuple:
-    """``term`` minus its least-squares projection on [1, z] (its linear, i.e. additive, part)."""
-    X = np.hstack([np.ones((z.shape[0], 1)), z.astype(np.float64)])
+def _residualize(term: np.ndarray, z: np.ndarray, carriers: np.ndarray | None = None) -> tuple:
+    """``term`` minus its least-squares projection on [1, z, carriers] (its per-SNP part).
+
+    With the carrier indicators ``1[d >= 1]`` beside the dosages the columns span every function of one
+    SNP's genotype (additive and dominance), so what is left is pure interaction: no per-SNP model, not
+    even one coding each genotype separately, can fit it (v3, issue 44; v2 projected on [1, z] only and
+    left about a fifth of the term as per-SNP dominance).
+    """
+    cols = [np.ones((z.shape[0], 1)), z.astype(np.float64)]
+    if carriers is not None:
+        cols.append(carriers.astype(np.float64))
+    X = np.hstack(cols)
     coef, *_ = np.linalg.lstsq(X, term, rcond=None)
     fitted = X @ coef
     var = term.var(0)
@@ -255,9 +265,10 @@ def simulate_phenotypes(dosages: np.ndarray, n_tasks: int = 6, h2: float = 0.4,
     - ``a_t = Z[:, C] beta_t``, additive, variance ``h2 - h2_nl``;
     - ``e_t = R(sum_p gamma_pt z_i(p) z_j(p))``, the pair term, variance ``h2_nl`` (the *non-linear
       heritability*, ``h2_nl = epistasis_frac * h2`` or ``h2_nonlinear`` when given). ``R``
-      residualises on the linear span of all SNPs (least squares on ``[1, Z]``) before scaling, so
-      ``h2_nl`` is variance that no linear model of the SNPs can capture; raw products of SNPs in LD
-      are largely linear (the v1 simulation: 37-80 %), which ``truth["linear_share_raw"]`` reports;
+      residualises on every per-SNP column (least squares on ``[1, Z, 1[d >= 1]]``: dosages and
+      carrier indicators, i.e. any function of one genotype) before scaling, so ``h2_nl`` is variance
+      that no additive or additive + dominance model can capture; raw products of SNPs in LD are
+      largely per-SNP (the v1 simulation: 37-80 % linear), which ``truth["linear_share_raw"]`` reports;
     - ``s_t`` a sex effect, and Gaussian noise.
 
     Many small pairs: ``pairs_per_snp * L`` of them, ``1 - cross_frac`` within ``window`` SNPs (inside
@@ -289,7 +300,8 @@ def simulate_phenotypes(dosages: np.ndarray, n_tasks: int = 6, h2: float = 0.4,
     cross_window : int
         Maximum distance of an across-block pair.
     residualize : bool, default=True
-        Remove the pair term's linear part before scaling (False: the v1 raw products).
+        Remove the pair term's per-SNP part (dosage and carrier columns) before scaling (False: the v1
+        raw products).
     h2_nonlinear : float, optional
         Non-linear heritability; overrides ``epistasis_frac`` (must be in [0, h2]).
     sex : np.ndarray, optional
@@ -305,7 +317,7 @@ def simulate_phenotypes(dosages: np.ndarray, n_tasks: int = 6, h2: float = 0.4,
     truth : dict
         ``causal``, ``beta``, ``pairs``, ``gamma``, ``liability``, ``additive``, ``epistatic``,
         ``genetic`` (additive + epistatic), ``prevalence``, ``genetic_corr``, ``h2_nonlinear``,
-        ``linear_share_raw`` (per task, share of the raw pair term that was linear).
+        ``linear_share_raw`` (per task, share of the raw pair term explained by the per-SNP columns).
 
     Examples
     --------
@@ -370,7 +382,7 @@ def simulate_phenotypes(dosages: np.ndarray, n_tasks: int = 6, h2: float = 0.4,
     linear_share = np.zeros(n_tasks)
     if len(pairs):
         raw = (z[:, pairs[:, 0]] * z[:, pairs[:, 1]]).astype(np.float64) @ gamma
-        resid, linear_share = _residualize(raw, z)
+        resid, linear_share = _residualize(raw, z, (d >= 1).astype(np.float64))
         epistatic = _scale_to(resid if residualize else raw, epistasis_frac * h2)
 
     sex_term = np.zeros((N, 1))

@@ -114,7 +114,7 @@ HAND_VERDICTS: dict[str, int] = {
     "chemcot": 46, "scm": 47, "behavior_injection": 48, "eareranker": 49, "narrow_gate": 50, "shoefit": 51,
     "inverse3d": 52,
     # migrating in issue #44 (each helper removes its slugs when its reproduction records through Criterion)
-    "vfs": 44, "ctsketch": 44, "pref_diffusion": 44, "prsformer": 44,
+    "vfs": 44, "ctsketch": 44, "pref_diffusion": 44,
     "eva": 44,
 }
 
