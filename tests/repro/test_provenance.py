@@ -252,3 +252,15 @@ def test_ray_without_jobs_asks_for_every_cpu_and_connects_before_the_run(tmp_pat
     err = capsys.readouterr().err
     assert f"the driver runs neurips25 {code_identity()['neurips25']}" in err
     assert "node h (a) runs neurips25 0.0.9 (installed, no checkout)" in err and not (tmp_path / "k").exists()
+
+
+def test_workers_of_the_drivers_own_ray_instance_take_its_code_identity(monkeypatch):
+    from neurips25.repro.store import CODE_IDENTITY_ENV
+
+    handed = {"neurips25": "9.9", "commit": "c" * 40}
+    monkeypatch.setenv(CODE_IDENTITY_ENV, json.dumps(handed))
+    assert code_identity.__wrapped__() == handed
+    monkeypatch.setenv(CODE_IDENTITY_ENV, "not json")
+    assert code_identity.__wrapped__()["neurips25"] == code_identity()["neurips25"]  # ignored, computed
+    monkeypatch.delenv(CODE_IDENTITY_ENV)
+    assert code_identity.__wrapped__()["neurips25"] == code_identity()["neurips25"]

@@ -192,6 +192,14 @@ class RayExecutor:
         if self.address:
             ray.init(address=self.address, **kwargs)
         else:
+            # this instance's workers import this driver's files: they share its code identity (store.code_identity)
+            import json
+
+            from neurips25.repro.store import CODE_IDENTITY_ENV, code_identity
+
+            env = dict(kwargs.get("runtime_env") or {})
+            env["env_vars"] = {**env.get("env_vars", {}), CODE_IDENTITY_ENV: json.dumps(code_identity())}
+            kwargs["runtime_env"] = env
             # Ray waits a fixed 30 s for a new local node's raylet; on a loaded 2-core machine that can run out,
             # so a local instance gets up to three tries
             for attempt in range(3):

@@ -108,12 +108,29 @@ def _package_version() -> str:
         return __version__
 
 
+#: set by a driver for the workers of the local Ray instance it starts itself (see RayExecutor)
+CODE_IDENTITY_ENV = "NEURIPS25_CODE_IDENTITY"
+
+
 @functools.cache
 def code_identity() -> dict:
     """``{"neurips25": version, "commit": git commit or None}``: what "the same code" means for a run.
 
     Computed once per process (a driver or a worker), so units of one process always agree, even while the
-    checkout moves on underneath it. Units whose identity differs from the driver's are refused."""
+    checkout moves on underneath it. Units whose identity differs from the driver's are refused.
+
+    Workers of a local Ray instance that a driver started for itself run from the driver's own files on the
+    same machine, like local worker processes, which inherit the driver's identity: the driver hands them
+    its identity in ``NEURIPS25_CODE_IDENTITY``, so a commit landing in the checkout mid-run does not make
+    them differ. Workers of a cluster (``--address``) always compute their own."""
+    handed = os.environ.get(CODE_IDENTITY_ENV)
+    if handed:
+        try:
+            code = json.loads(handed)
+            if isinstance(code, dict) and {"neurips25", "commit"} <= set(code):
+                return {"neurips25": code["neurips25"], "commit": code["commit"]}
+        except ValueError:
+            pass
     return {"neurips25": _package_version(), "commit": git_commit()}
 
 
