@@ -264,3 +264,9 @@ def test_workers_of_the_drivers_own_ray_instance_take_its_code_identity(monkeypa
     assert code_identity.__wrapped__()["neurips25"] == code_identity()["neurips25"]  # ignored, computed
     monkeypatch.delenv(CODE_IDENTITY_ENV)
     assert code_identity.__wrapped__()["neurips25"] == code_identity()["neurips25"]
+
+
+def test_local_worker_processes_share_the_drivers_code_identity(tmp_path):
+    res = run_methods(["fake_prov"], scale="smoke", seeds=[0, 1], jobs=2, out=tmp_path, echo=quiet)["fake_prov"]
+    assert res["status"] == "ok", res["error"]
+    assert [p["code"] for p in res["provenance"]["per_seed"].values()] == [code_identity()] * 2

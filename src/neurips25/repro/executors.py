@@ -61,7 +61,11 @@ class ProcessExecutor:
         self.jobs = jobs
 
     def run(self, fn, units):
-        with cf.ProcessPoolExecutor(max_workers=self.jobs) as pool:
+        from neurips25.repro.store import code_identity
+
+        # the workers run this process's files: they share its code identity, also when spawned, not forked
+        with cf.ProcessPoolExecutor(max_workers=self.jobs, initializer=_adopt_code_identity,
+                                    initargs=(code_identity(),)) as pool:
             futures = {pool.submit(fn, *unit, context="local"): unit for unit in units}
             for fut in cf.as_completed(futures):
                 yield futures[fut], fut.result()
@@ -301,6 +305,16 @@ class RayExecutor:
                 except Exception as err:  # the worker died (after retries) or the task could not run
                     payload = error_payload(unit, f"{type(err).__name__}: {str(err).splitlines()[0][:300]}")
                 yield unit, payload
+
+
+def _adopt_code_identity(code: dict) -> None:
+    """In a local worker process: take the driver's code identity (see ``store.code_identity``)."""
+    import json
+
+    from neurips25.repro.store import CODE_IDENTITY_ENV, code_identity
+
+    os.environ[CODE_IDENTITY_ENV] = json.dumps(code)
+    code_identity.cache_clear()
 
 
 def _node_code() -> dict:
