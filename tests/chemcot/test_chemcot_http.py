@@ -46,11 +46,12 @@ def test_http_scores_equal_in_process(items, rule):
 def test_noise_keeps_parse_rate_and_invalid_lowers_validity(items, rule):
     url, stop = serve(rule, noise=Noise(think=1.0, fence=1.0, seed=0))
     try:
-        rep = evaluate(OpenAIChatClient(url, "m"), items, workers=2)
+        rep = evaluate(OpenAIChatClient(url, "m"), items, workers=2, parser="lenient")
     finally:
         stop()
     assert all("<think>" in r["response"] and "```" in r["response"] for r in rep.records)
     assert rep.parse_rate == 1.0
+    assert rep.rescore("official").parse_rate == 0.0  # the official parser scores every wrapped reply a failure
     url, stop = serve(rule, noise=Noise(invalid=1.0))
     try:
         bad = evaluate(OpenAIChatClient(url, "m"), [it for it in items if it.subtask == "add"], workers=2)

@@ -4,7 +4,6 @@ import pytest
 from rdkit import Chem
 
 from neurips25.chemcot import (
-    FUNCTIONAL_GROUPS,
     OperationError,
     add_group,
     apply_plan,
@@ -13,6 +12,7 @@ from neurips25.chemcot import (
     substitute_group,
 )
 from neurips25.chemcot.data import molecule_pool
+from neurips25.chemcot.ops import OFFICIAL_SMARTS, edit_groups
 
 POOL = molecule_pool("nci", 25, seed=3)
 
@@ -21,15 +21,35 @@ POOL = molecule_pool("nci", 25, seed=3)
     ("OCCO", "hydroxyl", 2), ("CC(=O)O", "hydroxyl", 1), ("CC(=O)O", "carboxyl", 1), ("CC(=O)OC", "ester", 1),
     ("CC(=O)OC", "carboxyl", 0), ("CC(C)=O", "ketone", 1), ("CC=O", "aldehyde", 1), ("CC(N)=O", "amide", 1),
     ("CC(N)=O", "amine", 0), ("CCN", "amine", 1), ("Nc1ccccc1", "amine", 1), ("ClCCBr", "halo", 2),
-    ("c1ccc2ccccc2c1", "benzene_ring", 2), ("CC#N", "nitrile", 1), ("C[N+](=O)[O-]", "nitro", 1),
-    ("CCS", "thiol", 1), ("CSC", "sulfide", 1), ("CS(C)(=O)=O", "sulfone", 1), ("COC", "ether", 1),
+    ("c1ccccc1", "benzene_ring", 1), ("CC#N", "nitrile", 1), ("C[N+](=O)[O-]", "nitro", 1),
+    ("CCS", "thiol", 1), ("CSC", "sulfide", 1), ("CS(C)(=O)=O", "sulfone", 1), ("CS(C)=O", "sulfoxide", 1),
+    ("CC(=O)OC(C)=O", "anhydride", 1), ("CSC", "thioether", 2),
 ])
-def test_count_follows_smarts(smiles, group, n):
-    # a carboxylic-acid OH is a hydroxyl under SMARTS semantics; an ester oxygen is not an ether
+def test_count_follows_the_official_smarts(smiles, group, n):
+    # a carboxylic-acid OH is a hydroxyl under SMARTS semantics (official GROUP_TO_SMARTS)
     assert count_group(smiles, group) == n
 
 
-@pytest.mark.parametrize("group", sorted(FUNCTIONAL_GROUPS))
+@pytest.mark.parametrize("smiles,group,official,ours", [
+    ("CCN(C)C", "amine", 0, 1), ("NC(N)=O", "amide", 0, 2), ("c1ccc2ccccc2c1", "benzene_ring", 0, 2),
+    ("CS(N)(=O)=O", "sulfone", 1, 0), ("Cc1cccs1", "sulfide", 1, 0), ("CSSC", "sulfide", 1, 0),
+])
+def test_official_and_our_smarts_differ_where_the_review_found(smiles, group, official, ours):
+    # issue #46: the counts that differed between the official SMARTS and ours; ours stays opt-in
+    assert count_group(smiles, group) == official
+    assert count_group(smiles, group, smarts="neurips25") == ours
+
+
+def test_official_group_set():
+    assert set(OFFICIAL_SMARTS) >= {"thioether", "disulfide", "sulfoxide", "anhydride", "borane"}
+    assert "ether" not in OFFICIAL_SMARTS and count_group("COC", "ether", smarts="neurips25") == 1
+    with pytest.raises(OperationError, match="not an official group"):
+        count_group("COC", "ether")
+    with pytest.raises(OperationError, match="no edit template for 'sulfoxide'"):
+        add_group("CCSC", "sulfoxide")
+
+
+@pytest.mark.parametrize("group", edit_groups("official"))
 def test_every_product_passes_the_official_check(group):
     for smi in POOL[:8]:
         k = count_group(smi, group)
@@ -38,6 +58,13 @@ def test_every_product_passes_the_official_check(group):
             assert count_group(p, group) == k + 1
         for p in delete_group(smi, group):
             assert count_group(p, group) == k - 1
+
+
+def test_products_pass_our_check_when_asked():
+    for smi in POOL[:6]:
+        k = count_group(smi, "ether", smarts="neurips25")
+        for p in add_group(smi, "ether", max_sites=3, check="neurips25"):
+            assert count_group(p, "ether", smarts="neurips25") == k + 1
 
 
 def test_products_are_canonical_and_deduplicated():
@@ -55,7 +82,7 @@ def test_delete_and_substitute_hand_cases():
 
 def test_substitute_products_pass_both_counts():
     for smi in POOL:
-        for old in ("halo", "hydroxyl", "amide", "ether"):
+        for old in ("halo", "hydroxyl", "amide", "ester"):
             if count_group(smi, old) == 0:
                 continue
             for p in substitute_group(smi, old, "nitrile"):
@@ -88,3 +115,10 @@ def test_bad_inputs_name_the_argument():
     assert not unknown.ok and unknown.failed_step == 0 and "must be add, delete or substitute" in unknown.reason
     with pytest.raises(OperationError, match=r"`steps\[0\]` must have keys"):
         apply_plan("CCO", [{"group": "halo"}])
+    # issue #46: a second group on an add step was silently ignored
+    with pytest.raises(OperationError, match=r"only a substitute step takes a second group"):
+        apply_plan("CCO", [("add", "hydroxyl", "amine")])
+    with pytest.raises(OperationError, match=r"only a substitute step takes new_group"):
+        apply_plan("CCO", [{"op": "delete", "group": "hydroxyl", "new_group": "amine"}])
+    with pytest.raises(OperationError, match="`smarts` must be one of official, neurips25"):
+        count_group("CCO", "hydroxyl", smarts="mine")

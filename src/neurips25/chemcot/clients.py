@@ -12,6 +12,7 @@ which :func:`neurips25.chemcot.harness.evaluate` records as a failed item withou
 from __future__ import annotations
 
 import json
+import math
 import numbers
 import time
 import urllib.error
@@ -69,13 +70,14 @@ class OpenAIChatClient:
             raise ValueError(f"`base_url` must be an http(s) URL such as http://127.0.0.1:8000/v1; got {base_url!r}")
         if not isinstance(model, str) or not model:
             raise ValueError(f"`model` must be a non-empty string; got {model!r}")
-        if not isinstance(temperature, numbers.Real) or not 0 <= temperature <= 2:
+        if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not 0 <= temperature <= 2:
             raise ValueError(f"`temperature` must be in [0, 2]; got {temperature!r}")
         for nm, v, lo in (("max_tokens", max_tokens, 1), ("retries", retries, 0)):
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
                 raise ValueError(f"`{nm}` must be an integer >= {lo}; got {v!r}")
         for nm, v in (("timeout", timeout), ("backoff", backoff)):
-            if not isinstance(v, numbers.Real) or v < 0 or (nm == "timeout" and v == 0):
+            if (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0
+                    or (nm == "timeout" and v == 0)):
                 raise ValueError(f"`{nm}` must be a positive number of seconds; got {v!r}")
         self.base_url = base_url.rstrip("/")
         self.model, self.api_key = model, api_key
@@ -107,7 +109,7 @@ class OpenAIChatClient:
             try:
                 return self._request(payload)
             except urllib.error.HTTPError as err:
-                last = f"HTTP {err.code} {err.reason}"
+                last = f"HTTP {err.code} {err.reason}{_error_message(err)}"
                 if err.code < 500 and err.code != 429:
                     break  # a client error will not heal by retrying
             except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as err:
@@ -123,6 +125,16 @@ class OpenAIChatClient:
         with urllib.request.urlopen(self.base_url + "/models", timeout=self.timeout) as resp:  # noqa: S310
             data = json.loads(resp.read().decode())
         return [m["id"] for m in data.get("data", [])]
+
+
+def _error_message(err: urllib.error.HTTPError) -> str:
+    """``": <message>"`` from an OpenAI-shaped error body (``{"error": {"message": ...}}``), else ``""``."""
+    try:
+        body = json.loads(err.read().decode("utf-8", errors="replace"))
+        msg = body["error"]["message"] if isinstance(body.get("error"), dict) else body.get("error")
+        return f": {msg}" if msg else ""
+    except Exception:  # noqa: BLE001 - the status line alone is still a usable error
+        return ""
 
 
 def _content(data: dict) -> str:

@@ -2,12 +2,19 @@
 
 ChemCoTBench's CoT data set writes each reasoning step as a modular chemical operation. Here a trace for
 an editing item is produced by running the operation (:mod:`~neurips25.chemcot.ops`) and checking its
-result with the official count check, so every step in a trace is true by construction::
+result with the official count check, so every step in a trace is true by construction. The steps sit in a
+think block, the way reasoning models answer and the official parser reads (it keeps what follows
+``"</think>\\n\\n"``)::
 
+    <think>
     Step 1: count <group> in the input: <k>.
     Step 2: <add|delete|substitute> one <group> -> <SMILES>.
     Step 3: check: <group> count <k> -> <k +/- 1>.
+    </think>
+
     {"output": "<SMILES>"}
+
+:func:`answer_only` gives the same item's answer without the steps (the control arm).
 
 :func:`lora_finetune` trains a PEFT LoRA adapter on (prompt, trace) pairs with the loss on the trace tokens
 only (the prompt rendered with the model's chat template).
@@ -46,7 +53,15 @@ def edit_trace(item: Item) -> str | None:
                  f"Step 3: check: {old} {count_group(ref, old)}, {new} {count_group(ref, new)}."]
     else:
         return None
-    return "\n".join(lines) + "\n" + json.dumps({"output": ref})
+    return "<think>\n" + "\n".join(lines) + "\n</think>\n\n" + json.dumps({"output": ref})
+
+
+def answer_only(item: Item) -> str | None:
+    """The same item's answer without the steps (the answer-only control of the CoT LoRA claim)."""
+    ref = item.meta.get("reference")
+    if item.task != "mol_edit" or not item.meta.get("source") or not ref:
+        return None
+    return json.dumps({"output": ref})
 
 
 def lora_finetune(model, tokenizer, pairs: list[tuple[str, str]], steps: int = 20, batch_size: int = 4,

@@ -8,7 +8,8 @@ Sources (nothing is downloaded):
 - a list of SMILES of your own.
 
 :func:`generate_suite` builds every subtask of :data:`neurips25.chemcot.tasks.SUBTASKS` that runs offline:
-understanding items with RDKit ground truth, editing items only where the operation is feasible,
+understanding items with RDKit ground truth, editing items only where the operation is feasible (official
+group names and SMARTS; ``fg_count`` asks for official group names),
 optimisation items whose sources lie in the lower half of the property's distribution, and forward-reaction
 items from a small set of textbook reaction templates applied to pool molecules (single product only).
 """
@@ -27,7 +28,7 @@ from rdkit import Chem, RDConfig
 from rdkit.Chem import AllChem, rdMolDescriptors
 
 from neurips25.chemcot.metrics import murcko
-from neurips25.chemcot.ops import FUNCTIONAL_GROUPS, add_group, count_mol, delete_group, substitute_group
+from neurips25.chemcot.ops import OFFICIAL_SMARTS, add_group, count_mol, delete_group, edit_groups, substitute_group
 from neurips25.chemcot.oracles import get_oracle
 from neurips25.chemcot.tasks import OPT_ORACLE, Item, prompt_for
 
@@ -197,7 +198,7 @@ def generate_suite(source: str | Sequence[str] = "nci", n_per_subtask: int = 10,
     if len(pool) < n:
         raise ValueError(f"`source` gave only {len(pool)} usable molecules; need at least n_per_subtask={n}")
     rng = np.random.default_rng(seed + 1)
-    groups = sorted(FUNCTIONAL_GROUPS)
+    groups = edit_groups("official")  # official names with an edit template (counts: official SMARTS)
     items: list[Item] = []
 
     def take(sub, build):
@@ -217,7 +218,7 @@ def generate_suite(source: str | Sequence[str] = "nci", n_per_subtask: int = 10,
                 mol = Chem.MolFromSmiles(smi)
                 present = [g for g in groups if count_mol(mol, g) > 0]
                 g = str(rng.choice(present if present and rng.random() < 0.8 else groups))
-                return count_mol(mol, g), {"smiles": smi, "group": g}, {"fg_smarts": FUNCTIONAL_GROUPS[g], "group": g}
+                return count_mol(mol, g), {"smiles": smi, "group": g}, {"fg_smarts": OFFICIAL_SMARTS[g], "group": g}
         elif sub == "ring_count":
             def b(smi):
                 return rdMolDescriptors.CalcNumRings(Chem.MolFromSmiles(smi)), {"smiles": smi}, {}

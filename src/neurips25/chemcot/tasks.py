@@ -1,21 +1,33 @@
 """Benchmark items, the four task families, prompts, and the loader for the released benchmark JSON.
 
-ChemCoTBench items (official release: a list of ``{id, query, gt, task, subtask, meta}`` objects, ``meta``
-a JSON string) fall in four families, named as in the release:
+ChemCoTBench's release is one JSON list per subtask of ``{id, query, gt, task, subtask, meta}`` records
+(``meta`` a JSON string). :data:`RELEASE_FORMAT` is the one place that says, per subtask, what the prompt
+asks for and what shape ``gt`` has in the release (read from the release's own files):
 
-============  =========================================================  =========================
-task          subtasks (this module)                                      answer key / kind
-============  =========================================================  =========================
-mol_und       fg_count, ring_count                                        ``count`` / int
-              Murcko_scaffold                                             ``Output Scaffold`` / SMILES
-              ring_system_scaffold, equivalence                           ``output`` / yes-no
-mol_edit      add, delete, sub                                            ``output`` / SMILES
-mol_opt       qed, logp, solubility (drd, jnk, gsk with your own oracle)  ``Final Target Molecule``
-rxn           fs (forward synthesis, major product)                       ``Major Product`` / SMILES
-============  =========================================================  =========================
+=====================  ========  =====================  ======  ===========================================
+subtask                task      answer key             kind    ``gt`` in the release
+=====================  ========  =====================  ======  ===========================================
+fg_count, ring_count   mol_und   ``count``              int     an integer (fg_count: ``meta.fg_smarts``)
+Murcko_scaffold        mol_und   ``Output Scaffold``    smiles  the scaffold SMILES
+ring_system_scaffold   mol_und   ``output``             yesno   ``"Yes"`` / ``"No"``
+equivalence            mol_und   ``output``             yesno   ``"Yes"`` / ``"No"``
+add, delete, sub       mol_edit  ``output``             smiles  ``""``; ``meta`` has reference + group names,
+                                                                the source is in the prompt
+qed, logp, solubility, mol_opt   ``Final Target         smiles  ``""``; the source is in the prompt
+drd, jnk, gsk                    Molecule``
+fs                     reaction  ``Major Product``      smiles  a JSON **string**
+                                                                ``{"Major Product": ..., "Byproduct(s)": ...}``
+retro                  reaction  ``Reactants``          smiles  reactant SMILES (``meta`` may list them)
+nepp                   reaction  ``pred_smi``           smiles  the next elementary step's products
+rcr                    reaction  ``SMILES``             smiles  the catalyst / solvent / reagent SMILES
+mechsel                reaction  ``choice``             choice  a letter ``"A"`` .. ``"J"``
+=====================  ========  =====================  ======  ===========================================
 
-Prompts follow the release's structure ("Input Molecule: ..., Functional Group to add: ...", "Source
-Molecule: ...") in our own words, so one parser (:func:`parse_prompt`) reads both ours and the official ones.
+:func:`item_from_record` turns a record into an :class:`Item` whose ``reference`` is what the metric
+compares with (the fs ``gt`` JSON parsed to its major product, the by-products kept in ``meta``), and raises
+naming the record when the release shape is not met (a mol_edit / mol_opt prompt without a readable source,
+an fs ``gt`` that is neither JSON nor SMILES). Generated items (:mod:`.data`) use the same prompts'
+structure in our own words, so one parser (:func:`parse_prompt`) reads both ours and the official ones.
 """
 
 from __future__ import annotations
@@ -27,26 +39,40 @@ import re
 from pathlib import Path
 from typing import Any
 
-FAMILIES = {"mol_und": "understanding", "mol_edit": "editing", "mol_opt": "optimization", "rxn": "reactions"}
+FAMILIES = {"mol_und": "understanding", "mol_edit": "editing", "mol_opt": "optimization", "reaction": "reactions",
+            "rxn": "reactions"}
 
-#: subtask -> (task, answer key, answer kind)
-SUBTASKS: dict[str, tuple[str, str, str]] = {
-    "fg_count": ("mol_und", "count", "int"),
-    "ring_count": ("mol_und", "count", "int"),
-    "Murcko_scaffold": ("mol_und", "Output Scaffold", "smiles"),
-    "ring_system_scaffold": ("mol_und", "output", "yesno"),
-    "equivalence": ("mol_und", "output", "yesno"),
-    "add": ("mol_edit", "output", "smiles"),
-    "delete": ("mol_edit", "output", "smiles"),
-    "sub": ("mol_edit", "output", "smiles"),
-    "qed": ("mol_opt", "Final Target Molecule", "smiles"),
-    "logp": ("mol_opt", "Final Target Molecule", "smiles"),
-    "solubility": ("mol_opt", "Final Target Molecule", "smiles"),
-    "drd": ("mol_opt", "Final Target Molecule", "smiles"),
-    "jnk": ("mol_opt", "Final Target Molecule", "smiles"),
-    "gsk": ("mol_opt", "Final Target Molecule", "smiles"),
-    "fs": ("rxn", "Major Product", "smiles"),
+
+@dataclasses.dataclass(frozen=True)
+class ReleaseFormat:
+    """How one subtask appears in the release: its ``task``, the JSON answer key and kind, and ``gt``'s shape."""
+
+    task: str
+    key: str
+    kind: str
+    gt: str
+
+
+_OPT = ReleaseFormat("mol_opt", "Final Target Molecule", "smiles", '"" (the source is in the prompt)')
+_EDIT = ReleaseFormat("mol_edit", "output", "smiles", '"" (meta: reference, added_group / removed_group)')
+#: subtask -> its release format (see the module docstring)
+RELEASE_FORMAT: dict[str, ReleaseFormat] = {
+    "fg_count": ReleaseFormat("mol_und", "count", "int", "int"),
+    "ring_count": ReleaseFormat("mol_und", "count", "int", "int"),
+    "Murcko_scaffold": ReleaseFormat("mol_und", "Output Scaffold", "smiles", "scaffold SMILES"),
+    "ring_system_scaffold": ReleaseFormat("mol_und", "output", "yesno", '"Yes" / "No"'),
+    "equivalence": ReleaseFormat("mol_und", "output", "yesno", '"Yes" / "No"'),
+    "add": _EDIT, "delete": _EDIT, "sub": _EDIT,
+    "qed": _OPT, "logp": _OPT, "solubility": _OPT, "drd": _OPT, "jnk": _OPT, "gsk": _OPT,
+    "fs": ReleaseFormat("reaction", "Major Product", "smiles",
+                        'JSON string {"Major Product": SMILES, "Byproduct(s)": SMILES or list}'),
+    "retro": ReleaseFormat("reaction", "Reactants", "smiles", "reactant SMILES (meta.reactants when listed)"),
+    "nepp": ReleaseFormat("reaction", "pred_smi", "smiles", "product SMILES of the next elementary step"),
+    "rcr": ReleaseFormat("reaction", "SMILES", "smiles", "condition SMILES (catalyst / solvent / reagent)"),
+    "mechsel": ReleaseFormat("reaction", "choice", "choice", 'a capital letter "A".."J"'),
 }
+#: subtask -> (task, answer key, answer kind), derived from :data:`RELEASE_FORMAT`
+SUBTASKS: dict[str, tuple[str, str, str]] = {k: (f.task, f.key, f.kind) for k, f in RELEASE_FORMAT.items()}
 #: mol_opt subtask -> oracle name (see :func:`neurips25.chemcot.oracles.get_oracle`)
 OPT_ORACLE = {"qed": "qed", "logp": "logp", "solubility": "solubility", "drd": "drd2", "jnk": "jnk3", "gsk": "gsk3b"}
 OPT_LABEL = {"qed": "QED (drug-likeness)", "logp": "penalized LogP", "solubility": "solubility (ESOL logS)",
@@ -61,16 +87,16 @@ class Item:
     ----------
     id : str
     task : str
-        ``mol_und`` / ``mol_edit`` / ``mol_opt`` / ``rxn``.
+        ``mol_und`` / ``mol_edit`` / ``mol_opt`` / ``reaction``.
     subtask : str
-        A key of :data:`SUBTASKS` (other official subtasks load but are not scored here).
+        A key of :data:`RELEASE_FORMAT` (other subtasks load but are not scored).
     prompt : str
         The user message sent to the model.
     reference : Any
-        Ground truth (count, SMILES, ``"yes"``/``"no"``); ``None`` where the metric needs none (editing,
-        optimisation: the check is computed from the source).
+        What the metric compares with (count, SMILES, ``"yes"``/``"no"``, a letter); ``None`` where the metric
+        needs none (editing, optimisation: the check is computed from the source).
     meta : dict
-        ``source`` SMILES, group names, SMARTS, ... (what the metric needs).
+        ``source`` SMILES, group names, SMARTS, by-products, ... (what the metric needs).
     """
 
     id: str
@@ -216,8 +242,52 @@ def _meta(raw) -> dict:
     return {"raw": raw}
 
 
+def _reaction_reference(rec: dict, subtask: str, meta: dict, index: int):
+    """The reference SMILES of a reaction record, from its release ``gt`` (see :data:`RELEASE_FORMAT`)."""
+    gt = rec.get("gt", rec.get("reference"))
+    where = f"record {index} ({subtask}, id {rec.get('id')!r})"
+    if subtask == "fs":
+        val = gt
+        if isinstance(gt, str) and gt.lstrip().startswith("{"):
+            try:
+                val = json.loads(gt)
+            except ValueError as err:
+                raise ValueError(f"{where}: gt looks like JSON but does not parse: {err}") from err
+        if isinstance(val, dict):
+            if "Major Product" not in val:
+                raise ValueError(f"{where}: gt JSON has no 'Major Product' key; got keys {sorted(val)}")
+            by = val.get("Byproduct(s)")
+            meta.setdefault("byproducts", ".".join(by) if isinstance(by, list) else by)
+            val = val["Major Product"]
+        if isinstance(val, list):
+            val = ".".join(str(v) for v in val)
+        if not isinstance(val, str) or not val.strip():
+            raise ValueError(f"{where}: gt must be the release's JSON string or a SMILES; got {gt!r}")
+        return val
+    if subtask == "retro" and isinstance(meta.get("reactants"), list) and meta["reactants"]:
+        return ".".join(str(v) for v in meta["reactants"])  # the official scorer joins the listed reactants
+    if subtask in ("retro", "nepp", "rcr"):
+        if isinstance(gt, list):
+            gt = ".".join(str(v) for v in gt)
+        if not isinstance(gt, str) or not gt.strip():
+            raise ValueError(f"{where}: gt must be a SMILES string; got {gt!r}")
+        return gt
+    if subtask == "mechsel":
+        if not isinstance(gt, str) or not re.fullmatch(r"\s*[A-Za-z]\s*", gt):
+            raise ValueError(f"{where}: gt must be one letter; got {gt!r}")
+        return gt.strip()
+    return gt
+
+
 def item_from_record(rec: dict, index: int = 0) -> Item:
-    """An :class:`Item` from one record of the released JSON (or of :func:`save_items`)."""
+    """An :class:`Item` from one record of the released JSON (or of :func:`save_items`).
+
+    Raises
+    ------
+    ValueError
+        Naming the record: not an object; no string query / task / subtask; a mol_edit / mol_opt prompt whose
+        source molecule cannot be read; a reaction ``gt`` of the wrong shape (see :data:`RELEASE_FORMAT`).
+    """
     if not isinstance(rec, dict):
         raise ValueError(f"record {index} must be an object; got {type(rec).__name__}")
     prompt = rec.get("query", rec.get("prompt"))
@@ -227,8 +297,12 @@ def item_from_record(rec: dict, index: int = 0) -> Item:
                          f"{sorted(rec)}")
     meta = _meta(rec.get("meta"))
     fields = parse_prompt(prompt)
-    if task == "mol_edit":
+    if task in ("mol_edit", "mol_opt"):
         meta.setdefault("source", fields.get("smiles"))
+        if not isinstance(meta.get("source"), str) or not meta["source"]:
+            raise ValueError(f"record {index} ({subtask}, id {rec.get('id')!r}): no source molecule in meta or in "
+                             "the prompt ('Input Molecule: ...' / 'Source Molecule: ...'); it cannot be scored")
+    if task == "mol_edit":
         if subtask == "add":
             meta.setdefault("added_group", fields.get("add_group"))
         elif subtask == "delete":
@@ -236,11 +310,13 @@ def item_from_record(rec: dict, index: int = 0) -> Item:
         elif subtask == "sub":
             meta.setdefault("removed_group", fields.get("delete_group"))
             meta.setdefault("added_group", fields.get("add_group"))
-    elif task == "mol_opt":
-        meta.setdefault("source", fields.get("smiles"))
     ref = rec.get("gt", rec.get("reference"))
     if ref == "" and task in ("mol_edit", "mol_opt"):
         ref = None
+    if subtask in ("fs", "retro", "nepp", "rcr", "mechsel"):
+        ref = _reaction_reference(rec, subtask, meta, index)
+    elif subtask in ("fg_count", "ring_count") and isinstance(ref, str) and ref.strip().lstrip("-").isdigit():
+        ref = int(ref)
     return Item(str(rec.get("id", index)), task, subtask, prompt, ref, meta)
 
 
