@@ -46,11 +46,17 @@ class CosineBaseline:
 
 
 def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epochs: int = 1, batch_size: int = 16,
-                           lr: float = 4e-5, seed: int = 0, model_path=None, progress=None):
+                           lr: float = 4e-5, seed: int = 0, model_path=None, progress=None, val_queries=None,
+                           val_docs=None, val_scores=None, patience: int = 1):
     """Fine-tune a MiniLM ``CrossEncoder`` on text pairs; returns the ``CrossEncoder`` (``predict``/``rank``).
 
     ``queries[i]``, ``docs[i]`` are the texts of pair i and ``scores[i]`` its adequacy in [0, 100]; the head is
     trained on ``score / 100`` with BCE-with-logits, so ``predict`` (sigmoid) returns adequacy / 100.
+
+    With validation pairs (``val_queries``, ``val_docs``, ``val_scores``) training runs up to ``epochs`` epochs,
+    evaluates the validation BCE after each, stops after ``patience`` epochs without improvement and keeps the
+    best weights ("to convergence"); the curve is ``ce.validation_curve_`` (one BCE per epoch) and
+    ``ce.best_epoch_``. The learning rate warms up over the first tenth of the first epoch, then stays constant.
     """
     import torch
 
@@ -63,28 +69,63 @@ def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epoc
     s = as_scores(scores, "scores", len(queries))
     if len(docs) != len(queries):
         raise ValueError(f"`queries` and `docs` must have the same length; got {len(queries)} and {len(docs)}")
+    has_val = val_queries is not None
+    if has_val:
+        val_queries, val_docs = list(val_queries), list(val_docs)
+        vs = as_scores(val_scores, "val_scores", len(val_queries))
+        if len(val_docs) != len(val_queries):
+            raise ValueError(f"`val_queries` and `val_docs` must have the same length; got {len(val_queries)} and "
+                             f"{len(val_docs)}")
+    epochs, patience = positive_int(epochs, "epochs"), positive_int(patience, "patience")
     torch.manual_seed(positive_int(seed, "seed", 0))
     ce = st.CrossEncoder(str(model_path or minilm_dir()), num_labels=1, max_length=positive_int(max_length,
                          "max_length", 8), device="cpu")
     model, tok = ce.model, ce.processor
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     n = len(queries)
-    steps = positive_int(epochs, "epochs") * int(np.ceil(n / batch_size))
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: min(1.0, (i + 1) / max(1, steps // 10))
-                                              * max(0.0, 1 - i / steps))
+    per_epoch = int(np.ceil(n / batch_size))
+    warm = max(1, per_epoch // 10)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: min(1.0, (i + 1) / warm))
     y = torch.as_tensor(s / 100.0, dtype=torch.float32)
     gen = np.random.default_rng(seed)
-    batches = [perm[i:i + batch_size] for _ in range(epochs) for perm in [gen.permutation(n)]
-               for i in range(0, n, batch_size)]
-    model.train()
-    for idx in (progress(batches, desc="cross-encoder fine-tune") if progress else batches):
-        feats = tok([queries[i] for i in idx], [docs[i] for i in idx], truncation=True, max_length=max_length,
-                    padding=True, return_tensors="pt")
-        logits = model(**feats).logits.squeeze(-1)
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y[idx])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
+
+    def feats(qs, ds):
+        return tok(qs, ds, truncation=True, max_length=max_length, padding=True, return_tensors="pt")
+
+    @torch.no_grad()
+    def val_loss() -> float:
+        model.eval()
+        tot = 0.0
+        for i in range(0, len(val_queries), 32):
+            lg = model(**feats(val_queries[i:i + 32], val_docs[i:i + 32])).logits.squeeze(-1)
+            tot += torch.nn.functional.binary_cross_entropy_with_logits(
+                lg, torch.as_tensor(vs[i:i + 32] / 100.0, dtype=torch.float32), reduction="sum").item()
+        return tot / len(val_queries)
+
+    ce.validation_curve_, ce.best_epoch_ = [], epochs
+    best, best_state, stale = np.inf, None, 0
+    for ep in range(epochs):
+        perm = gen.permutation(n)
+        batches = [perm[i:i + batch_size] for i in range(0, n, batch_size)]
+        model.train()
+        for idx in (progress(batches, desc=f"cross-encoder epoch {ep + 1}") if progress else batches):
+            logits = model(**feats([queries[i] for i in idx], [docs[i] for i in idx])).logits.squeeze(-1)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+        if has_val:
+            v = val_loss()
+            ce.validation_curve_.append(v)
+            if v < best - 1e-4:
+                best, stale, ce.best_epoch_ = v, 0, ep + 1
+                best_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
+            else:
+                stale += 1
+                if stale >= patience:
+                    break
+    if best_state is not None:
+        model.load_state_dict(best_state)
     model.eval()
     return ce

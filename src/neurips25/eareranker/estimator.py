@@ -48,7 +48,7 @@ class EARerankerEstimator(BaseEstimator):
     expansion : {"lift", "chunk"}, default "lift"
         Whole-vector lift to T tokens, or T chunks of d/T features (see :class:`EmbeddingExpansion`).
     d_model, n_layers, n_heads, dim_feedforward, dropout
-        Decoder size.
+        Decoder size (dropout 0 by default: early stopping regularises, and dropout costs a fifth of a step).
     interactions : bool, default True
         Expansion adds q*x and |q-x| segments.
     architecture : {"decoder", "mlp"}, default "decoder"
@@ -95,10 +95,10 @@ class EARerankerEstimator(BaseEstimator):
     """
 
     def __init__(self, n_chunks: int = 4, expansion: str = "lift", d_model: int = 64, n_layers: int = 2,
-                 n_heads: int = 4, dim_feedforward: int = 128, dropout: float = 0.1, interactions: bool = True,
+                 n_heads: int = 4, dim_feedforward: int = 128, dropout: float = 0.0, interactions: bool = True,
                  architecture: str = "decoder", mlp_hidden: int = 256, bin_edges=DEFAULT_EDGES, beta: float = 0.5,
                  ordinal_weight: float = 0.5, huber_weight: float = 1.0, max_steps: int = 3000, epochs=None,
-                 early_stopping: bool = True, validation_fraction: float = 0.1, n_iter_no_change: int = 10,
+                 early_stopping: bool = True, validation_fraction: float = 0.1, n_iter_no_change: int = 5,
                  eval_every: int = 50, tol: float = 1e-3, batch_size: int = 128, lr: float = 2e-3,
                  weight_decay: float = 1e-2, seed: int = 0, encode_fn=None):
         self.n_chunks = n_chunks

@@ -1,20 +1,33 @@
 """Reproduction of EAReranker's claims (NeurIPS 2025; full text unavailable, see docs/eareranker.md).
 
-Criteria fixed in issue #20 before any run (test split of AdequacySynth; means over the training seeds):
+Verdicts v3 (issue #49, criteria fixed in code before the first v2 run): every claim hands its figures and its
+controls' figures to the machinery (:meth:`Claim.record`), which applies the one criterion to each.
 
-1. adequacy is not relevance: EAReranker bin accuracy >= cosine + 0.20 and NDCG@10 >= cosine + 0.10;
-   control: EAReranker trained on shuffled scores must fail it;
-2. each named component matters: expansion beats one token per vector (n_chunks=1) and the bin-aware loss
-   beats plain CE, each by >= 0.02 macro-F1 (rarest bins reported); control: the same model with another
-   initialisation seed must NOT differ by >= 0.02 (else seed noise could pass as a component effect);
-3. (headline) competitive with plaintext: NDCG@10 >= cross-encoder's - 0.05 on the same test queries, while
-   EAReranker's per-pair time and peak memory differ by < 10% between 50- and 2000-word documents (embeddings
-   precomputed) and the cross-encoder's time grows with length or it truncates; control: cosine must fail the
-   NDCG part and the cross-encoder the flatness part;
-4. LACC@{5,10,25} under both readings; the paper's 92.85% / 86.12% are shown, never targeted: inconclusive;
-5. unit checks: hand-computed binning, (1/freq)^beta weights, same seed -> same scores, rank sorted / top_k.
+The pre-registered ranking metric ("with room"): ``spearman_own`` = the mean over test queries of the Spearman
+correlation between predicted and true adequacy among the queried entity's OWN documents (distractors left
+out): all of them are relevant, so cosine similarity cannot order them by adequacy, and a constant scores 0.
 
-A control that passes its criterion makes the claim inconclusive (the criterion did not discriminate).
+1. c1 (supporting) adequacy is not relevance: bin accuracy >= cosine + 0.20 AND spearman_own >= cosine + 0.10.
+   Negative control: EAReranker trained on shuffled scores. Positive control: the true scores (the ceiling:
+   the instance leaves room for both gains).
+2. c2a / c2b (supporting) each named component matters, 3 training seeds per arm, mean macro-F1 over bins:
+   c2a expansion (whole-vector lift to T tokens) vs one token per vector (n_chunks=1) at EQUAL parameter count
+   (the one-token model's decoder feed-forward widened to match); c2b bin-aware loss vs plain cross-entropy
+   (beta=0, ordinal_weight=0); each gain >= +0.02. Negative control: the full model against itself with three
+   other seeds (a no-op "ablation"; seed noise must not pass as a component effect).
+3. c3a (check) constant cost, by construction: given precomputed embeddings the scorer's input is two
+   d-vectors whatever the document length, so its peak tensor memory per pair at 2000 vs 50 words is within
+   10% AND it is >= 2x faster than the cross-encoder at 500 words. Negative control: the same scorer with the
+   document embedding computed in the timed call (what "constant" needs the vector store for).
+4. c3b (headline) competitive with a plaintext reranker: spearman_own >= cross-encoder's - 0.05 on the same
+   test queries, where the MiniLM cross-encoder is fine-tuned on the SAME training pairs as EAReranker, to
+   convergence (epochs until its validation loss stops improving, best epoch kept). Negative control: the
+   broken EAReranker (trained on the same pairs with shuffled scores). Precondition: the cross-encoder learnt
+   (its spearman_own >= 0.2).
+5. c4 LACC@{5,10,25} under both readings; the paper's 92.85% / 86.12% are shown, never targeted: undecidable
+   here (other data, unknown definition), so inconclusive by construction.
+6. c5 (check) unit checks: hand-computed binning, (1/freq)^beta weights, same seed -> same scores, rank sorted
+   with top_k, and rank / bin / filter agree.
 """
 
 from __future__ import annotations
@@ -24,6 +37,7 @@ import hashlib
 import json
 import os
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +50,7 @@ from neurips25.eareranker.encoders import HashedBowEncoder, MiniLMEncoder
 from neurips25.eareranker.estimator import EARerankerEstimator
 from neurips25.eareranker.loss import bin_weights
 from neurips25.eareranker.rubric import AdequacyRubric
-from neurips25.repro import Claim, LocalContext, Outcome, Scale, progress, register
+from neurips25.repro import Claim, Control, Criterion, LocalContext, Outcome, Precondition, Scale, progress, register
 
 PAPER_LACC = {"LACC@10": 92.85, "LACC@25": 86.12}
 EA_TIMING_PAIRS = 1024  # pairs per timed EAReranker call
@@ -53,27 +67,29 @@ class Config:
     d_model: int
     n_layers: int
     dim_feedforward: int
-    epochs: int
-    n_main_seeds: int  # full model trained with this many seeds (>= 2: the null-ablation control)
-    n_ablation_seeds: int
-    ce_train_pairs: int
+    max_steps: int  # EAReranker budget (early stopping on a held-out tenth usually ends sooner)
+    n_seeds: int  # training seeds per arm of c2 (and of the null control)
+    shared_pairs: int  # training pairs both EAReranker and the cross-encoder see in c3b
+    ce_val_pairs: int
     ce_test_queries: int
-    ce_epochs: int
+    ce_max_epochs: int
+    eval_every: int = 25  # early stopping: validation loss every eval_every steps,
+    n_iter_no_change: int = 4  # stop after this many evaluations without improvement (best weights kept)
     batch_size: int = 128
     timing_lengths: tuple = (50, 500, 2000)
     timing_pairs: int = 32
     timing_reps: int = 5
 
 
-SMOKE = Config(n_entities=60, encoder="hash", max_seq_length=64, n_chunks=4, d_model=32, n_layers=1,
-               dim_feedforward=64, epochs=2, n_main_seeds=2, n_ablation_seeds=1, ce_train_pairs=16,
-               ce_test_queries=4, ce_epochs=1, batch_size=128, timing_lengths=(50, 2000), timing_pairs=8, timing_reps=2)
-QUICK = Config(n_entities=300, encoder="minilm", max_seq_length=128, n_chunks=4, d_model=64, n_layers=2,
-               dim_feedforward=128, epochs=10, n_main_seeds=2, n_ablation_seeds=1, ce_train_pairs=512,
-               ce_test_queries=60, ce_epochs=1)
-PAPER = Config(n_entities=1200, encoder="minilm", max_seq_length=256, n_chunks=8, d_model=64, n_layers=2,
-               dim_feedforward=128, epochs=20, n_main_seeds=3, n_ablation_seeds=3, ce_train_pairs=4000,
-               ce_test_queries=400, ce_epochs=1)
+SMOKE = Config(n_entities=60, encoder="hash", max_seq_length=64, n_chunks=2, d_model=16, n_layers=1,
+               dim_feedforward=32, max_steps=60, n_seeds=2, shared_pairs=32, ce_val_pairs=16, ce_test_queries=4,
+               ce_max_epochs=2, timing_lengths=(50, 500, 2000), timing_pairs=8, timing_reps=2)
+QUICK = Config(n_entities=240, encoder="minilm", max_seq_length=128, n_chunks=4, d_model=32, n_layers=2,
+               dim_feedforward=64, max_steps=500, n_seeds=3, shared_pairs=256, ce_val_pairs=64,
+               ce_test_queries=40, ce_max_epochs=3)
+PAPER = Config(n_entities=1200, encoder="minilm", max_seq_length=256, n_chunks=4, d_model=64, n_layers=2,
+               dim_feedforward=128, max_steps=3000, n_seeds=3, shared_pairs=2048, ce_val_pairs=256,
+               ce_test_queries=200, ce_max_epochs=6)
 
 
 def _encode_cached(texts, enc, cache: Path, key: str) -> np.ndarray:
@@ -95,16 +111,27 @@ def _encoder(cfg: Config):
     return HashedBowEncoder(384) if cfg.encoder == "hash" else MiniLMEncoder(max_seq_length=cfg.max_seq_length)
 
 
-def _evaluate(score, bins, data, te, n_bins, score_0_100=None) -> dict:
-    """Test metrics; ``score`` ranks, ``score_0_100`` (default ``score``) is compared with the true score."""
-    t, g = data.scores[te], data.pair_query[te]
+def _evaluate(score, bins, data, rows, n_bins, score_0_100=None) -> dict:
+    """Metrics on the pairs ``rows`` (bool mask); ``score`` ranks, ``score_0_100`` (default ``score``) is compared
+    with the true score. ``spearman_own``: the pre-registered ranking metric (see the module docstring)."""
+    t, g, tb = data.scores[rows], data.pair_query[rows], data.bins[rows]
+    own = ~data.distractor[rows]
     s100 = score if score_0_100 is None else score_0_100
-    return {"bin_accuracy": M.bin_accuracy(bins, data.bins[te]), "macro_f1": M.macro_f1(bins, data.bins[te], n_bins),
-            "per_bin_f1": M.per_bin_f1(bins, data.bins[te], n_bins).tolist(), "ndcg@10": M.ndcg_at_k(score, t, g, 10),
-            "spearman": M.spearman(score, t),
-            "lacc": {**{f"topk@{k}": M.lacc(score, t, k, "topk", group=g, pred_bins=bins, true_bins=data.bins[te])
+    return {"bin_accuracy": M.bin_accuracy(bins, tb), "macro_f1": M.macro_f1(bins, tb, n_bins),
+            "per_bin_f1": M.per_bin_f1(bins, tb, n_bins).tolist(),
+            "spearman_own": M.spearman_within(score[own], t[own], g[own]),
+            "ndcg@5_exp": M.ndcg_at_k(score, t, g, 5, gain="exponential", true_bins=tb),
+            "ndcg@10": M.ndcg_at_k(score, t, g, 10), "spearman": M.spearman(score, t),
+            "lacc": {**{f"topk@{k}": M.lacc(score, t, k, "topk", group=g, pred_bins=bins, true_bins=tb)
                         for k in (5, 10, 25)},
                      **{f"tolerance@{k}": M.lacc(s100, t, k, "tolerance") for k in (5, 10, 25)}}}
+
+
+def _matched_feedforward(kw: dict, target: int, d: int) -> int:
+    """dim_feedforward that gives the decoder built from ``kw`` about ``target`` parameters (linear in it)."""
+    p1 = EARerankerEstimator(**{**kw, "dim_feedforward": 16}).n_parameters(d)
+    p2 = EARerankerEstimator(**{**kw, "dim_feedforward": 32}).n_parameters(d)
+    return max(4, int(round(16 + (target - p1) * 16 / (p2 - p1))))
 
 
 def _mlp_hidden(n_params: int, d: int, n_bins: int) -> int:
@@ -123,15 +150,23 @@ def _unit_checks(rng_seed: int) -> dict:
     rng = np.random.default_rng(rng_seed)
     Q, D = rng.normal(size=(96, 16)).astype(np.float32), rng.normal(size=(96, 16)).astype(np.float32)
     s = 100 / (1 + np.exp(-(Q * D).sum(1)))
-    kw = dict(n_chunks=4, d_model=16, n_layers=1, n_heads=2, dim_feedforward=32, epochs=2, seed=rng_seed)
-    a = EARerankerEstimator(**kw).fit(Q, D, s).predict_score(Q, D)
-    est = EARerankerEstimator(**kw).fit(Q, D, s)
+    kw = dict(n_chunks=4, d_model=16, n_layers=1, n_heads=2, dim_feedforward=32, max_steps=20, seed=rng_seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # 20 steps: a collapse warning is expected
+        a = EARerankerEstimator(**kw).fit(Q, D, s).predict_score(Q, D)
+        est = EARerankerEstimator(**kw).fit(Q, D, s)
     b = est.predict_score(Q, D)
     ranked = est.rank(Q[0], D[:20], top_k=7)
     sc = [x["score"] for x in ranked]
+    full = est.rank(Q[0], D[:40])
+    kept = est.filter(Q[0], D[:40], min_bin=2)
+    agree = (all(est.rubric_.to_bin(x["score"]) == x["bin"] for x in full)
+             and kept == [x["corpus_id"] for x in full][:len(kept)]
+             and np.array_equal(est.predict_bin(Q, D), est.rubric_.to_bin(b)))
     return {"binning": got == [0, 0, 1, 2, 3, 3, 4, 4, 5, 5], "binning_got": got,
             "weights": bool(np.allclose(w, closed)), "same_seed_same_scores": bool(np.array_equal(a, b)),
-            "rank_sorted_top_k": len(ranked) == 7 and sc == sorted(sc, reverse=True)}
+            "rank_sorted_top_k": len(ranked) == 7 and sc == sorted(sc, reverse=True),
+            "rank_bin_filter_agree": bool(agree)}
 
 
 def _figures(out: Path, cm: np.ndarray, names, timing: dict) -> None:
@@ -167,11 +202,12 @@ def _figures(out: Path, cm: np.ndarray, names, timing: dict) -> None:
 
 
 def _cost_vs_length(cfg, est, ce, synth, enc, seed) -> dict:
-    """Per-pair time and peak tensor memory of both scorers at each document length."""
+    """Per-pair time and peak tensor memory at each document length: EAReranker on precomputed embeddings, the
+    cross-encoder on text, and (the c3a control) EAReranker with the document embedding computed in the call."""
     import torch
 
     query = "What are the birth year and occupation of the person described?"
-    res = {"eareranker": {}, "cross_encoder": {}}
+    res = {"eareranker": {}, "cross_encoder": {}, "eareranker_embed_in_call": {}}
     docs = {n: [synth.make_document(n, seed=seed * 1000 + i) for i in range(cfg.timing_pairs)]
             for n in cfg.timing_lengths}
     q_emb = enc([query])
@@ -181,23 +217,24 @@ def _cost_vs_length(cfg, est, ce, synth, enc, seed) -> dict:
     # so one call is long enough to time on a loaded machine (the per-pair cost is what is reported)
     reps_ea = int(np.ceil(EA_TIMING_PAIRS / cfg.timing_pairs))
     tiled = {n: np.tile(e, (reps_ea, 1)) for n, e in embs.items()}
+    k = cfg.timing_pairs
     with torch.no_grad():
-        ea_fns = {n: (lambda e=e: est.predict_score(np.repeat(q_emb, len(e), 0), e)) for n, e in tiled.items()}
-        ce_fns = {n: (lambda d=d: ce.predict([(query, x) for x in d], batch_size=len(d), show_progress_bar=False))
-                  for n, d in docs.items()}
-        t_ea = interleaved_min_time(ea_fns, 3 * cfg.timing_reps)
-        t_ce = interleaved_min_time(ce_fns, max(1, cfg.timing_reps // 2))
+        fns = {}
         for n in cfg.timing_lengths:
-            m_ea = peak_tensor_bytes(ea_fns[n])[0]
-            m_ce = peak_tensor_bytes(ce_fns[n])[0]
+            fns[("eareranker", n)] = lambda e=tiled[n]: est.predict_score(np.repeat(q_emb, len(e), 0), e)
+            fns[("cross_encoder", n)] = lambda d=docs[n]: ce.predict([(query, x) for x in d], batch_size=len(d),
+                                                                     show_progress_bar=False)
+            fns[("eareranker_embed_in_call", n)] = lambda d=docs[n]: est.predict_score(np.repeat(q_emb, len(d), 0),
+                                                                                       enc(d))
+        t = interleaved_min_time(fns, cfg.timing_reps)  # all legs interleaved in every round
+        for (name, n), f in fns.items():
+            per = k * reps_ea if name == "eareranker" else k
+            res[name][str(n)] = {"time_per_pair_ms": 1e3 * t[(name, n)] / per,
+                                 "peak_bytes_per_pair": peak_tensor_bytes(f)[0] / per}
+        for n in cfg.timing_lengths:
             n_tok = [len(tok(query, x, truncation=False)["input_ids"]) for x in docs[n]]
-            k = cfg.timing_pairs
-            k_ea = k * reps_ea
-            res["eareranker"][str(n)] = {"time_per_pair_ms": 1e3 * t_ea[n] / k_ea,
-                                         "peak_bytes_per_pair": m_ea / k_ea}
-            res["cross_encoder"][str(n)] = {"time_per_pair_ms": 1e3 * t_ce[n] / k, "peak_bytes_per_pair": m_ce / k,
-                                            "mean_tokens": float(np.mean(n_tok)),
-                                            "truncated_fraction": float(np.mean(np.array(n_tok) > ce.max_seq_length))}
+            res["cross_encoder"][str(n)].update(mean_tokens=float(np.mean(n_tok)), truncated_fraction=float(
+                np.mean(np.array(n_tok) > ce.max_seq_length)))
     res["model_bytes"] = {"eareranker": sum(p.numel() * p.element_size() for p in est.model_.parameters()),
                           "cross_encoder": sum(p.numel() * p.element_size() for p in ce.model.parameters())}
     return res
@@ -206,12 +243,88 @@ def _cost_vs_length(cfg, est, ce, synth, enc, seed) -> dict:
 def _fit_variant(item) -> EARerankerEstimator:
     """One variant's training (a ``ctx.map`` item): ``(name, estimator kwargs, Q, X, train scores, seed)``.
 
-    ``shuffle`` in the kwargs trains on scores permuted with ``seed + 99`` (the shuffled-label control)."""
+    ``shuffle`` in the kwargs trains on scores permuted with ``seed + 99`` (the broken-model control; its
+    collapse warning is expected and silenced)."""
     name, kw, q, x, y, seed = item
     kw = dict(kw)
-    if kw.pop("shuffle", False):
+    shuffled = kw.pop("shuffle", False)
+    if shuffled:
         y = np.random.default_rng(seed + 99).permutation(y)
-    return EARerankerEstimator(**kw).fit(q, x, y)
+    with warnings.catch_warnings():
+        if shuffled:
+            warnings.simplefilter("ignore", UserWarning)
+        est = EARerankerEstimator(**kw).fit(q, x, y)
+    return est
+
+
+def _gain_rule(m) -> bool | None:
+    """c1: both gains over cosine (bin accuracy +0.20, spearman_own +0.10)."""
+    a, r = m.get("acc_gain"), m.get("rank_gain")
+    if a is None or r is None or not (np.isfinite(a) and np.isfinite(r)):
+        return None
+    return bool(a >= 0.20 and r >= 0.10)
+
+
+def _cost_rule(m) -> bool | None:
+    """c3a: memory 2000/50 words within 10% and >= 2x faster than the cross-encoder at 500 words."""
+    sp, mem = m.get("speedup"), m.get("memory_ratio")
+    if sp is None or mem is None or not (np.isfinite(sp) and np.isfinite(mem)):
+        return None
+    return bool(abs(mem - 1) < 0.10 and sp >= 2.0)
+
+
+def _declare() -> list[Claim]:
+    neg_shuffled = Control.negative("shuffled_scores", "EAReranker trained on the same pairs with the scores "
+                                    "permuted (learns no adequacy)")
+    null = Control.negative("null_ablation", "the full model against itself with three other training seeds "
+                            "(an ablation that removes nothing)")
+    why_no_pos_c2 = ("no variant with a known component effect exists on this data; the null control bounds "
+                     "seed noise")
+    return [
+        Claim("c1_adequacy_not_relevance", "adequacy assessment goes beyond simple relevance (cosine similarity)",
+              kind="supporting",
+              criterion=Criterion("bin accuracy >= cosine + 0.20 and spearman_own >= cosine + 0.10 (test split)",
+                                  "acc_gain", _gain_rule, ">= 0.20 (and rank_gain >= 0.10)"),
+              controls=[neg_shuffled, Control.positive("true_scores", "the true adequacy scores and bins (the "
+                                                       "ceiling: shows the instance leaves room for both gains)")]),
+        Claim("c2a_expansion", "embedding dimension expansion improves adequacy prediction", kind="supporting",
+              criterion=Criterion.at_least("gain", 0.02, "mean macro-F1 (3 seeds) of the expansion (whole-vector "
+                                           "lift, T tokens) minus that of one token per vector at equal parameter "
+                                           "count >= 0.02"),
+              controls=[null], no_positive_control=why_no_pos_c2),
+        Claim("c2b_bin_aware_loss", "the bin-aware weighted loss improves adequacy prediction", kind="supporting",
+              criterion=Criterion.at_least("gain", 0.02, "mean macro-F1 (3 seeds) with the bin-aware loss minus "
+                                           "that with plain cross-entropy >= 0.02"),
+              controls=[null], no_positive_control=why_no_pos_c2),
+        Claim("c3a_constant_cost", "constant memory regardless of input length and 2-3x faster than traditional "
+              "rerankers (holds by construction given precomputed embeddings)", kind="check",
+              paper_value="~550 MB constant; 2-3x faster",
+              criterion=Criterion("peak tensor memory per pair at 2000 vs 50 words within 10% and CE/EA time per "
+                                  "pair at 500 words >= 2", "speedup", _cost_rule, ">= 2 (and memory x1 +- 10%)"),
+              controls=[Control.negative("embed_in_call", "EAReranker with the MiniLM document embedding computed "
+                                         "inside the timed call")]),
+        Claim("c3b_competitive", "competitive performance with state-of-the-art plaintext rerankers",
+              kind="headline",
+              criterion=Criterion.at_least("gap", -0.05, "spearman_own(EAReranker) - spearman_own(MiniLM "
+                                           "cross-encoder fine-tuned on the same pairs to convergence) >= -0.05"),
+              controls=[Control.negative("shuffled_scores", "EAReranker trained on the same pairs with the "
+                                         "scores permuted (the broken model)")],
+              no_positive_control="no other scorer is known to match a converged cross-encoder here (the "
+                                  "cross-encoder against itself would be the method compared with itself)",
+              preconditions=[Precondition("the cross-encoder learnt (its spearman_own >= 0.2)",
+                                          lambda m: m.get("ce_spearman_own", 0) >= 0.2)]),
+        Claim("c4_lacc", "semantic bin adequacy prediction accuracy of 92.85% LACC@10 and 86.12% LACC@25",
+              paper_value="92.85% LACC@10, 86.12% LACC@25", kind="supporting",
+              criterion=Criterion("undecidable here: other data and an unknown LACC definition; both readings "
+                                  "reported, never targeted", "topk@10", lambda m: None),
+              controls=[Control.negative("cosine", "the cosine baseline's LACC")],
+              no_positive_control="the paper's data and LACC definition are unknown"),
+        Claim("c5_unit_checks", "rubric binning, loss weights, determinism, rank contract, one decision",
+              kind="check",
+              criterion=Criterion.at_most("n_failed", 0, "hand-computed bins match; w_b == closed form of "
+                                          "(1/freq)^beta; same seed -> identical scores; rank sorted with top_k; "
+                                          "rank / bin / filter agree")),
+    ]
 
 
 @register("eareranker")
@@ -219,28 +332,7 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     ctx = ctx if ctx is not None else LocalContext()
     cfg: Config = scale.pick(smoke=SMOKE, quick=QUICK, paper=PAPER)
     t0 = time.time()
-    claims = [
-        Claim("c1_adequacy_not_relevance", "adequacy assessment goes beyond simple relevance (cosine similarity)",
-              criterion="EAReranker bin accuracy >= cosine + 0.20 and NDCG@10 >= cosine + 0.10 (test split); "
-                        "control: EAReranker on shuffled scores must fail", kind="supporting"),
-        Claim("c2_components", "embedding dimension expansion and the bin-aware weighted loss each improve "
-              "adequacy prediction", criterion="macro-F1(full) - macro-F1(n_chunks=1) >= 0.02 and macro-F1(full) - "
-              "macro-F1(plain CE) >= 0.02; control: a second init seed of the full model must differ by < 0.02",
-              kind="supporting"),
-        Claim("c3_competitive_constant_cost", "competitive with plaintext rerankers at constant cost regardless of "
-              "input length (2-3x faster, ~550 MB constant memory)", paper_value="2-3x faster; ~550 MB constant",
-              criterion="NDCG@10 >= fine-tuned MiniLM cross-encoder - 0.05 on the same test queries; EAReranker "
-                        "time and peak memory per pair at 2000 vs 50 words within 10%; cross-encoder time grows "
-                        "> 10% or it truncates; controls: cosine fails the NDCG part, cross-encoder the flatness",
-              kind="headline"),
-        Claim("c4_lacc", "semantic bin adequacy prediction accuracy of 92.85% LACC@10 and 86.12% LACC@25",
-              paper_value="92.85% LACC@10, 86.12% LACC@25",
-              criterion="reported under both readings (top-k per query, score tolerance); other data and an "
-                        "unknown definition: inconclusive by construction", kind="supporting"),
-        Claim("c5_unit_checks", "rubric binning, loss weights, determinism and rank contract",
-              criterion="hand-computed bins match; w_b == closed form of (1/freq)^beta; same seed -> identical "
-                        "scores; rank sorted and of length top_k", kind="check"),
-    ]
+    claims = {c.id: c for c in _declare()}
 
     # --- data and embeddings ----------------------------------------------------------------------------------
     synth = AdequacySynth(n_entities=cfg.n_entities, seed=seed)
@@ -252,145 +344,188 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     d_all = _encode_cached(data.docs, enc, out / "cache", f"docs_{key}")
     t_embed = time.time() - t0
     Q, X = q_all[data.pair_query], d_all[data.pair_doc]
-    tr, te = data.mask("train"), data.mask("test")
-    s_tr = data.scores[tr]
+    tr, va, te = data.mask("train"), data.mask("val"), data.mask("test")
+    s_tr, d = data.scores[tr], Q.shape[1]
     arch = dict(n_chunks=cfg.n_chunks, d_model=cfg.d_model, n_layers=cfg.n_layers,
-                dim_feedforward=cfg.dim_feedforward, epochs=cfg.epochs, batch_size=cfg.batch_size)
+                dim_feedforward=cfg.dim_feedforward, max_steps=cfg.max_steps, batch_size=cfg.batch_size,
+                eval_every=cfg.eval_every, n_iter_no_change=cfg.n_iter_no_change)
+    n_full = EARerankerEstimator(**arch).n_parameters(d, n_bins)
+    one_tok = {**arch, "n_chunks": 1}
+    one_tok["dim_feedforward"] = _matched_feedforward(one_tok, n_full, d)
+    n_one = EARerankerEstimator(**one_tok).n_parameters(d, n_bins)
 
-    # --- EAReranker, ablations, controls, MLP -----------------------------------------------------------------
-    runs: dict[str, dict] = {}
-    models: dict[str, EARerankerEstimator] = {}
-    jobs = [(f"full/s{seed + i}", dict(seed=seed + i)) for i in range(max(cfg.n_main_seeds, cfg.n_ablation_seeds))]
-    jobs += [(f"no_expansion/s{seed + i}", dict(seed=seed + i, n_chunks=1)) for i in range(cfg.n_ablation_seeds)]
-    jobs += [(f"plain_ce/s{seed + i}", dict(seed=seed + i, beta=0.0, ordinal_weight=0.0))
-             for i in range(cfg.n_ablation_seeds)]
-    jobs += [(f"shuffled_control/s{seed}", dict(seed=seed, shuffle=True)), (f"mlp/s{seed}", dict(seed=seed, mlp=True))]
+    # the c3b training pairs: the same for EAReranker and the cross-encoder
+    rng = np.random.default_rng(seed + 7)
+    shared = np.sort(rng.choice(np.flatnonzero(tr), size=min(cfg.shared_pairs, int(tr.sum())), replace=False))
+    val_idx = np.sort(rng.choice(np.flatnonzero(va), size=min(cfg.ce_val_pairs, int(va.sum())), replace=False))
+
+    # --- EAReranker variants (independent trainings: ctx.map runs them locally or as parallel tasks) ------------
+    ns = cfg.n_seeds
+    jobs = [(f"full/s{seed + i}", {}, seed + i) for i in range(ns)]
+    jobs += [(f"null/s{seed + ns + i}", {}, seed + ns + i) for i in range(ns)]
+    jobs += [(f"one_token/s{seed + i}", {"n_chunks": 1, "dim_feedforward": one_tok["dim_feedforward"]}, seed + i)
+             for i in range(ns)]
+    jobs += [(f"plain_ce/s{seed + i}", {"beta": 0.0, "ordinal_weight": 0.0}, seed + i) for i in range(ns)]
+    jobs += [(f"shuffled/s{seed}", {"shuffle": True}, seed)]
+    items = [(name, {**arch, **kw, "seed": sd}, Q[tr], X[tr], s_tr, sd) for name, kw, sd in jobs]
+    items += [("shared/ea", {**arch, "seed": seed}, Q[shared], X[shared], data.scores[shared], seed),
+              ("shared/shuffled", {**arch, "seed": seed, "shuffle": True}, Q[shared], X[shared],
+               data.scores[shared], seed)]
+    mlp_kw = dict(architecture="mlp", mlp_hidden=_mlp_hidden(n_full, d, n_bins), max_steps=cfg.max_steps,
+                  batch_size=cfg.batch_size, eval_every=cfg.eval_every, n_iter_no_change=cfg.n_iter_no_change,
+                  seed=seed)
+    items.append((f"mlp/s{seed}", mlp_kw, Q[tr], X[tr], s_tr, seed))
     t_train = time.time()
-    # independent trainings: ctx.map runs them in this process locally and as parallel tasks on Ray
-    first = [(name, kw) for name, kw in jobs if not kw.get("mlp")]
-    fitted = ctx.map(_fit_variant, [(name, {**arch, **kw}, Q[tr], X[tr], s_tr, seed) for name, kw in first],
-                     desc="EAReranker variants")
-    models.update(zip([name for name, _ in first], fitted))
-    n_params = sum(p.numel() for p in models[f"full/s{seed}"].model_.parameters())
-    mlp_kw = dict(architecture="mlp", mlp_hidden=_mlp_hidden(n_params, Q.shape[1], n_bins))
-    rest = [(name, {**arch, **{k: v for k, v in kw.items() if k != "mlp"}, **mlp_kw}) for name, kw in jobs
-            if kw.get("mlp")]
-    models.update(zip([name for name, _ in rest], ctx.map(_fit_variant, [(name, kw, Q[tr], X[tr], s_tr, seed)
-                                                                          for name, kw in rest])))
-    for name, _ in jobs:
-        est = models[name]
-        runs[name] = _evaluate(est.predict_score(Q[te], X[te]), est.predict_bin(Q[te], X[te]), data, te, n_bins)
-        runs[name]["n_params"] = sum(p.numel() for p in est.model_.parameters())
+    models = dict(zip([it[0] for it in items], ctx.map(_fit_variant, items, desc="EAReranker variants")))
     t_train = time.time() - t_train
+    runs: dict[str, dict] = {}
+    for name, est in models.items():
+        runs[name] = _evaluate(est.predict_score(Q[te], X[te]), est.predict_bin(Q[te], X[te]), data, te, n_bins)
+        runs[name].update(n_params=sum(p.numel() for p in est.model_.parameters()), steps=int(est.n_steps_),
+                          best_step=int(est.best_step_))
     cos = CosineBaseline(rubric).fit(Q[tr], X[tr], s_tr)
-    cos_score_raw = CosineBaseline.cosine(Q[te], X[te])
-    runs["cosine"] = _evaluate(cos_score_raw, cos.predict_bin(Q[te], X[te]), data, te, n_bins,
+    runs["cosine"] = _evaluate(CosineBaseline.cosine(Q[te], X[te]), cos.predict_bin(Q[te], X[te]), data, te, n_bins,
                                score_0_100=cos.predict_score(Q[te], X[te]))
+    runs["true_scores"] = _evaluate(data.scores[te], data.bins[te], data, te, n_bins)
 
-    def mean_of(prefix, field, n):
-        return float(np.mean([runs[f"{prefix}/s{seed + i}"][field] for i in range(n)]))
+    def mean_of(prefix, field, start=seed):
+        return float(np.mean([runs[f"{prefix}/s{start + i}"][field] for i in range(ns)]))
 
-    # --- claim 1 ----------------------------------------------------------------------------------------------
-    acc_ea, ndcg_ea = mean_of("full", "bin_accuracy", cfg.n_main_seeds), mean_of("full", "ndcg@10", cfg.n_main_seeds)
-    acc_c, ndcg_c = runs["cosine"]["bin_accuracy"], runs["cosine"]["ndcg@10"]
-    ctl = runs[f"shuffled_control/s{seed}"]
-    ok1 = acc_ea - acc_c >= 0.20 and ndcg_ea - ndcg_c >= 0.10
-    ctl1 = ctl["bin_accuracy"] - acc_c >= 0.20 and ctl["ndcg@10"] - ndcg_c >= 0.10
-    seeds_acc = [runs[f"full/s{seed + i}"]["bin_accuracy"] for i in range(cfg.n_main_seeds)]
-    claims[0].judge(None if ctl1 else ok1, {
-        "eareranker_bin_accuracy": acc_ea, "eareranker_bin_accuracy_per_seed": seeds_acc, "cosine_bin_accuracy": acc_c,
-        "eareranker_ndcg@10": ndcg_ea, "cosine_ndcg@10": ndcg_c, "control_shuffled_bin_accuracy": ctl["bin_accuracy"],
-        "control_shuffled_ndcg@10": ctl["ndcg@10"], "mlp_bin_accuracy": runs[f"mlp/s{seed}"]["bin_accuracy"],
-        "mlp_ndcg@10": runs[f"mlp/s{seed}"]["ndcg@10"]},
-        summary=f"bin acc {acc_ea:.3f} vs cosine {acc_c:.3f} (+{acc_ea - acc_c:.3f}; needs >= +0.20), NDCG@10 "
-                f"{ndcg_ea:.3f} vs {ndcg_c:.3f} (+{ndcg_ea - ndcg_c:.3f}; needs >= +0.10); shuffled-label control "
-                f"{ctl['bin_accuracy']:.3f} / {ctl['ndcg@10']:.3f}" + (" PASSED (inconclusive)" if ctl1 else " fails"),
-        note=f"means over {cfg.n_main_seeds} training seed(s); one data set (seed {seed})")
+    # --- c1 ---------------------------------------------------------------------------------------------------
+    acc_c, rank_c = runs["cosine"]["bin_accuracy"], runs["cosine"]["spearman_own"]
 
-    # --- claim 2 ----------------------------------------------------------------------------------------------
-    na = cfg.n_ablation_seeds
-    f_full = mean_of("full", "macro_f1", na)
-    f_noexp, f_ce = mean_of("no_expansion", "macro_f1", na), mean_of("plain_ce", "macro_f1", na)
-    null = abs(runs[f"full/s{seed}"]["macro_f1"] - runs[f"full/s{seed + 1}"]["macro_f1"])
+    def gains(acc, rank):
+        return {"acc_gain": acc - acc_c, "rank_gain": rank - rank_c, "bin_accuracy": acc, "spearman_own": rank}
+
+    m1 = gains(mean_of("full", "bin_accuracy"), mean_of("full", "spearman_own"))
+    sh, tru = runs[f"shuffled/s{seed}"], runs["true_scores"]
+    c1 = {"shuffled_scores": gains(sh["bin_accuracy"], sh["spearman_own"]),
+          "true_scores": gains(tru["bin_accuracy"], tru["spearman_own"])}
+    claims["c1_adequacy_not_relevance"].record(
+        m1, controls=c1,
+        summary=f"bin acc {m1['bin_accuracy']:.3f} vs cosine {acc_c:.3f} ({m1['acc_gain']:+.3f}; needs >= +0.20); "
+                f"spearman_own {m1['spearman_own']:.3f} vs cosine {rank_c:.3f} ({m1['rank_gain']:+.3f}; needs >= "
+                f"+0.10); shuffled-score control {c1['shuffled_scores']['acc_gain']:+.3f} / "
+                f"{c1['shuffled_scores']['rank_gain']:+.3f}; true-score ceiling {c1['true_scores']['acc_gain']:+.3f}"
+                f" / {c1['true_scores']['rank_gain']:+.3f}",
+        details={"cosine": {"bin_accuracy": acc_c, "spearman_own": rank_c},
+                 "per_seed": {f"s{seed + i}": {k: runs[f"full/s{seed + i}"][k] for k in ("bin_accuracy",
+                                                                                        "spearman_own")}
+                              for i in range(ns)},
+                 "mlp": {k: runs[f"mlp/s{seed}"][k] for k in ("bin_accuracy", "spearman_own", "macro_f1")}},
+        note=f"means over {ns} training seeds; one data set (seed {seed}); spearman_own = per-query Spearman among "
+             "the queried entity's own documents")
+
+    # --- c2a / c2b ---------------------------------------------------------------------------------------------
+    f_full, f_null = mean_of("full", "macro_f1"), mean_of("null", "macro_f1", seed + ns)
+    f_one, f_ce = mean_of("one_token", "macro_f1"), mean_of("plain_ce", "macro_f1")
+    null_fig = {"gain": f_full - f_null, "macro_f1": f_null}
     counts = np.bincount(data.bins[tr], minlength=n_bins)
     rare = [int(b) for b in np.argsort(counts)[:2]]
 
-    def rare_f1(prefix):
-        return {rubric.bin_names[b]: float(np.mean([runs[f"{prefix}/s{seed + i}"]["per_bin_f1"][b] for i in range(na)]))
-                for b in rare}
+    def per_seed(prefix, start=seed):
+        return [runs[f"{prefix}/s{start + i}"]["macro_f1"] for i in range(ns)]
 
-    ok2 = f_full - f_noexp >= 0.02 and f_full - f_ce >= 0.02
-    claims[1].judge(None if null >= 0.02 else ok2, {
-        "macro_f1_full": f_full, "macro_f1_no_expansion": f_noexp, "macro_f1_plain_ce": f_ce,
-        "control_seed_difference": null, "rarest_bins_f1": {"full": rare_f1("full"),
-                                                            "no_expansion": rare_f1("no_expansion"),
-                                                            "plain_ce": rare_f1("plain_ce")},
-        "train_bin_counts": counts.tolist()},
-        summary=f"macro-F1 full {f_full:.3f} vs n_chunks=1 {f_noexp:.3f} ({f_full - f_noexp:+.3f}) and plain CE "
-                f"{f_ce:.3f} ({f_full - f_ce:+.3f}); each needs >= +0.02; seed-noise control {null:.3f}"
-                + (" >= 0.02 (inconclusive)" if null >= 0.02 else " < 0.02 fails"),
-        note=f"{na} seed(s) per variant; rarest training bins: {[rubric.bin_names[b] for b in rare]}")
+    def rare_f1(prefix, start=seed):
+        return {rubric.bin_names[b]: float(np.mean([runs[f"{prefix}/s{start + i}"]["per_bin_f1"][b]
+                                                    for i in range(ns)])) for b in rare}
 
-    # --- claim 3: cross-encoder on text, cost vs length -------------------------------------------------------
-    rng = np.random.default_rng(seed + 7)
-    tr_idx = rng.choice(np.flatnonzero(tr), size=min(cfg.ce_train_pairs, int(tr.sum())), replace=False)
+    det2 = {"macro_f1_per_seed": {"full": per_seed("full"), "null": per_seed("null", seed + ns),
+                                  "one_token": per_seed("one_token"), "plain_ce": per_seed("plain_ce")},
+            "rarest_bins_f1": {"full": rare_f1("full"), "one_token": rare_f1("one_token"),
+                               "plain_ce": rare_f1("plain_ce")},
+            "n_params": {"full": n_full, "one_token": n_one},
+            "one_token_dim_feedforward": one_tok["dim_feedforward"],
+            "train_bin_counts": counts.tolist()}
+    claims["c2a_expansion"].record(
+        {"gain": f_full - f_one, "macro_f1": f_full, "macro_f1_one_token": f_one}, controls={"null_ablation": null_fig},
+        summary=f"macro-F1 lift expansion {f_full:.3f} vs one token {f_one:.3f} ({f_full - f_one:+.3f}; needs >= "
+                f"+0.02; {n_full} vs {n_one} parameters); null control {f_full - f_null:+.3f}",
+        details=det2, note=f"{ns} seeds per arm; the one-token model's feed-forward width "
+                                f"{one_tok['dim_feedforward']} equalises the parameter count")
+    claims["c2b_bin_aware_loss"].record(
+        {"gain": f_full - f_ce, "macro_f1": f_full, "macro_f1_plain_ce": f_ce}, controls={"null_ablation": null_fig},
+        summary=f"macro-F1 bin-aware loss {f_full:.3f} vs plain CE {f_ce:.3f} ({f_full - f_ce:+.3f}; needs >= "
+                f"+0.02); null control {f_full - f_null:+.3f}",
+        details=det2, note=f"{ns} seeds per arm; rarest training bins {[rubric.bin_names[b] for b in rare]}")
+
+    # --- c3b: the cross-encoder on the same pairs, to convergence ------------------------------------------------
+    def texts(idx):
+        return [data.queries[data.pair_query[i]] for i in idx], [data.docs[data.pair_doc[i]] for i in idx]
+
     t_ce = time.time()
-    ce = finetune_cross_encoder([data.queries[data.pair_query[i]] for i in tr_idx],
-                                [data.docs[data.pair_doc[i]] for i in tr_idx], data.scores[tr_idx],
-                                max_length=cfg.max_seq_length, epochs=cfg.ce_epochs, seed=seed, progress=progress)
+    ce = finetune_cross_encoder(*texts(shared), data.scores[shared], max_length=cfg.max_seq_length,
+                                epochs=cfg.ce_max_epochs, seed=seed, progress=progress,
+                                val_queries=texts(val_idx)[0], val_docs=texts(val_idx)[1],
+                                val_scores=data.scores[val_idx])
     test_queries = np.unique(data.pair_query[te])[:cfg.ce_test_queries]
-    sub = te & np.isin(data.pair_query, test_queries)
-    ce_score = 100 * np.asarray(ce.predict([(data.queries[data.pair_query[i]], data.docs[data.pair_doc[i]])
-                                            for i in np.flatnonzero(sub)], batch_size=32, show_progress_bar=False))
+    sub = te & np.isin(data.pair_query, test_queries) & ~data.distractor  # own documents: what spearman_own reads
+    ce_score = 100 * np.asarray(ce.predict(list(zip(*texts(np.flatnonzero(sub)))), batch_size=32,
+                                           show_progress_bar=False))
     t_ce = time.time() - t_ce
     g_sub, t_sub = data.pair_query[sub], data.scores[sub]
-    ndcg_ce = M.ndcg_at_k(ce_score, t_sub, g_sub)
-    ea_sub = [M.ndcg_at_k(models[f"full/s{seed + i}"].predict_score(Q[sub], X[sub]), t_sub, g_sub)
-              for i in range(cfg.n_main_seeds)]
-    ndcg_ea_sub = float(np.mean(ea_sub))
-    ndcg_cos_sub = M.ndcg_at_k(CosineBaseline.cosine(Q[sub], X[sub]), t_sub, g_sub)
+    rho_ce = M.spearman_within(ce_score, t_sub, g_sub)
+
+    def rho(est):
+        return M.spearman_within(est.predict_score(Q[sub], X[sub]), t_sub, g_sub)
+
+    rho_ea, rho_sh = rho(models["shared/ea"]), rho(models["shared/shuffled"])
+    rho_full = rho(models[f"full/s{seed}"])
+    rho_cos = M.spearman_within(CosineBaseline.cosine(Q[sub], X[sub]), t_sub, g_sub)
+    claims["c3b_competitive"].record(
+        {"gap": rho_ea - rho_ce, "spearman_own": rho_ea, "ce_spearman_own": rho_ce},
+        controls={"shuffled_scores": {"gap": rho_sh - rho_ce, "spearman_own": rho_sh, "ce_spearman_own": rho_ce}},
+        summary=f"spearman_own EAReranker {rho_ea:.3f} vs cross-encoder {rho_ce:.3f} ({rho_ea - rho_ce:+.3f}; needs "
+                f">= -0.05), both trained on the same {shared.size} pairs; broken (shuffled-score) EAReranker "
+                f"{rho_sh - rho_ce:+.3f}; cross-encoder stopped after epoch {ce.best_epoch_} of {cfg.ce_max_epochs}",
+        details={"cross_encoder_validation_bce_per_epoch": list(ce.validation_curve_),
+                 "cross_encoder_best_epoch": ce.best_epoch_, "shared_train_pairs": int(shared.size),
+                 "test_pairs": int(sub.sum()), "test_queries": int(test_queries.size),
+                 "eareranker_full_train_split_spearman_own": rho_full, "cosine_spearman_own": rho_cos,
+                 "eareranker_shared_steps": int(models["shared/ea"].n_steps_)},
+        note=f"cross-encoder: MiniLM, max_length {cfg.max_seq_length}, up to {cfg.ce_max_epochs} epochs, early "
+             f"stopping on {val_idx.size} validation pairs; EAReranker: the same settings as c1 on the same pairs. "
+             f"EAReranker trained on the whole training split ({int(tr.sum())} pairs): {rho_full:.3f}")
+
+    # --- c3a: cost vs length (by construction) -------------------------------------------------------------------
     timing = _cost_vs_length(cfg, models[f"full/s{seed}"], ce, synth, enc, seed)
     lo, hi = str(min(cfg.timing_lengths)), str(max(cfg.timing_lengths))
-    ea_t = timing["eareranker"][hi]["time_per_pair_ms"] / timing["eareranker"][lo]["time_per_pair_ms"]
-    ea_m = timing["eareranker"][hi]["peak_bytes_per_pair"] / timing["eareranker"][lo]["peak_bytes_per_pair"]
-    ce_t = timing["cross_encoder"][hi]["time_per_pair_ms"] / timing["cross_encoder"][lo]["time_per_pair_ms"]
-    ce_m = timing["cross_encoder"][hi]["peak_bytes_per_pair"] / timing["cross_encoder"][lo]["peak_bytes_per_pair"]
-    ce_trunc = timing["cross_encoder"][hi]["truncated_fraction"]
     mid = "500" if "500" in timing["eareranker"] else hi
-    speedup = timing["cross_encoder"][mid]["time_per_pair_ms"] / timing["eareranker"][mid]["time_per_pair_ms"]
-    flat = abs(ea_t - 1) < 0.10 and abs(ea_m - 1) < 0.10
-    ok3 = ndcg_ea_sub >= ndcg_ce - 0.05 and flat and (ce_t > 1.10 or ce_trunc > 0)
-    ctl3 = ndcg_cos_sub >= ndcg_ce - 0.05 or (abs(ce_t - 1) < 0.10 and abs(ce_m - 1) < 0.10)
-    claims[2].judge(None if ctl3 else ok3, {
-        "ndcg@10_eareranker": ndcg_ea_sub, "ndcg@10_eareranker_per_seed": ea_sub, "ndcg@10_cross_encoder": ndcg_ce,
-        "ndcg@10_cosine_control": ndcg_cos_sub, "eareranker_time_ratio_2000_over_50": ea_t,
-        "eareranker_memory_ratio": ea_m, "cross_encoder_time_ratio": ce_t, "cross_encoder_memory_ratio": ce_m,
-        "cross_encoder_truncated_fraction_at_max_len": ce_trunc, "speedup_vs_cross_encoder_at_" + mid: speedup,
-        "cost": timing, "ce_train_pairs": int(tr_idx.size), "ce_test_pairs": int(sub.sum())},
-        summary=f"NDCG@10 {ndcg_ea_sub:.3f} vs cross-encoder {ndcg_ce:.3f} ({ndcg_ea_sub - ndcg_ce:+.3f}; needs >= "
-                f"-0.05); EAReranker cost 2000/50 words: time x{ea_t:.2f}, memory x{ea_m:.2f} (needs within 10%); "
-                f"cross-encoder time x{ce_t:.2f}, memory x{ce_m:.2f}, truncates {ce_trunc:.0%} at "
-                f"{ce.max_seq_length} tokens; {speedup:.1f}x faster at {mid} words; cosine control NDCG "
-                f"{ndcg_cos_sub:.3f}" + (" PASSES a control (inconclusive)" if ctl3 else " fails"),
-        note=f"cross-encoder fine-tuned on {tr_idx.size} training pairs ({cfg.ce_epochs} epoch, max_length "
-             f"{cfg.max_seq_length}), evaluated on the {sub.sum()} pairs of {test_queries.size} test queries; "
-             "memory = peak live tensor bytes during scoring (torch dispatcher), not process RSS")
 
-    # --- claim 4 ----------------------------------------------------------------------------------------------
-    lacc = {name: runs[name]["lacc"] for name in (f"full/s{seed}", "cosine", f"mlp/s{seed}")}
-    e = lacc[f"full/s{seed}"]
-    claims[3].judge(None, {"lacc": lacc, "paper": PAPER_LACC},
-                    summary=f"EAReranker LACC top-k@5/10/25 {e['topk@5']:.1%}/{e['topk@10']:.1%}/{e['topk@25']:.1%}, "
-                            f"tolerance@5/10/25 {e['tolerance@5']:.1%}/{e['tolerance@10']:.1%}/"
-                            f"{e['tolerance@25']:.1%}; paper 92.85% @10, 86.12% @25 (not a target; other data)",
-                    note=f"{int(data.pair_query[te].size / np.unique(data.pair_query[te]).size)} candidates per query, "
-                         "so top-k@10 and @25 cover every candidate here")
+    def cost_fig(name):
+        t = timing[name]
+        return {"speedup": timing["cross_encoder"][mid]["time_per_pair_ms"] / t[mid]["time_per_pair_ms"],
+                "memory_ratio": t[hi]["peak_bytes_per_pair"] / t[lo]["peak_bytes_per_pair"],
+                "time_ratio": t[hi]["time_per_pair_ms"] / t[lo]["time_per_pair_ms"]}
 
-    # --- claim 5 ----------------------------------------------------------------------------------------------
+    m3a, c3a = cost_fig("eareranker"), cost_fig("eareranker_embed_in_call")
+    ce_fig = cost_fig("cross_encoder")
+    claims["c3a_constant_cost"].record(
+        m3a, controls={"embed_in_call": c3a},
+        summary=f"EAReranker memory 2000/50 words x{m3a['memory_ratio']:.2f}, {m3a['speedup']:.0f}x faster than the "
+                f"cross-encoder at {mid} words (time 2000/50 x{m3a['time_ratio']:.2f}, reported); embedding in the "
+                f"call: memory x{c3a['memory_ratio']:.2f}, {c3a['speedup']:.1f}x; cross-encoder memory "
+                f"x{ce_fig['memory_ratio']:.2f}, truncates {timing['cross_encoder'][hi]['truncated_fraction']:.0%} "
+                f"at {ce.max_seq_length} word pieces",
+        details={"cost": timing, "cross_encoder": ce_fig},
+        note="holds by construction: the scorer reads two d-vectors whatever the length; memory = peak live tensor "
+             "bytes (torch dispatcher), time = min over interleaved rounds of all legs (not judged: noise)")
+
+    # --- c4 ---------------------------------------------------------------------------------------------------
+    e, c = runs[f"full/s{seed}"]["lacc"], runs["cosine"]["lacc"]
+    claims["c4_lacc"].record(
+        dict(e), controls={"cosine": dict(c)},
+        summary=f"EAReranker LACC top-k@5/10/25 {e['topk@5']:.1%}/{e['topk@10']:.1%}/{e['topk@25']:.1%}, "
+                f"tolerance@5/10/25 {e['tolerance@5']:.1%}/{e['tolerance@10']:.1%}/{e['tolerance@25']:.1%}; cosine "
+                f"top-k@10 {c['topk@10']:.1%}; paper 92.85% @10, 86.12% @25 (not a target; other data)",
+        details={"paper": PAPER_LACC, "mlp": runs[f"mlp/s{seed}"]["lacc"]},
+        note=f"{int(data.pair_query[te].size / np.unique(data.pair_query[te]).size)} candidates per query, so "
+             "top-k@10 and @25 cover (nearly) every candidate here")
+
+    # --- c5 ---------------------------------------------------------------------------------------------------
     u = _unit_checks(seed)
-    ok5 = u["binning"] and u["weights"] and u["same_seed_same_scores"] and u["rank_sorted_top_k"]
-    names = ("binning", "weights", "same_seed_same_scores", "rank_sorted_top_k")
-    claims[4].judge(ok5, u, summary="binning, weights, determinism, rank: " + ", ".join(
+    names = ("binning", "weights", "same_seed_same_scores", "rank_sorted_top_k", "rank_bin_filter_agree")
+    claims["c5_unit_checks"].record({"n_failed": sum(not u[k] for k in names), **u}, summary=", ".join(
         f"{k}={'ok' if u[k] else 'FAIL'}" for k in names))
 
     main = models[f"full/s{seed}"]
@@ -398,16 +533,19 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     cm = np.zeros((n_bins, n_bins), int)
     np.add.at(cm, (data.bins[te], pred), 1)
     _figures(out, cm, rubric.bin_names, timing)
-    metrics = {"runs": runs, "cross_encoder": {"ndcg@10": ndcg_ce, "scores_bin_accuracy": M.bin_accuracy(
-        rubric.to_bin(np.clip(ce_score, 0, 100)), data.bins[sub])}, "confusion_matrix": cm,
-        "data": {"queries": len(data.queries), "docs": len(data.docs), "pairs": int(data.scores.size),
-                 "train_pairs": int(tr.sum()), "test_pairs": int(te.sum()),
-                 "bin_counts": np.bincount(data.bins, minlength=n_bins), "median_doc_words": float(np.median(
-                     data.doc_words))},
-        "timing_s": {"embed": t_embed, "train_variants": t_train, "cross_encoder": t_ce, "total": time.time() - t0},
-        "config": dataclasses.asdict(cfg)}
-    return Outcome(claims, metrics=metrics, notes=(
+    metrics = {"runs": runs, "cross_encoder": {"spearman_own": rho_ce, "validation_bce": list(ce.validation_curve_),
+                                               "best_epoch": ce.best_epoch_},
+               "confusion_matrix": cm,
+               "data": {"queries": len(data.queries), "docs": len(data.docs), "pairs": int(data.scores.size),
+                        "train_pairs": int(tr.sum()), "test_pairs": int(te.sum()),
+                        "bin_counts": np.bincount(data.bins, minlength=n_bins),
+                        "median_doc_words": float(np.median(data.doc_words))},
+               "timing_s": {"embed": t_embed, "train_variants": t_train, "cross_encoder": t_ce,
+                            "total": time.time() - t0},
+               "config": dataclasses.asdict(cfg)}
+    return Outcome(list(claims.values()), metrics=metrics, notes=(
         f"scale={scale}: AdequacySynth (generated; the paper's benchmarks are unknown), {cfg.n_entities} entities, "
         f"{data.scores.size} pairs; encoder {cfg.encoder} (max {cfg.max_seq_length} word pieces); EAReranker "
-        f"T={cfg.n_chunks}, d_model={cfg.d_model}, {cfg.n_layers} layers, {cfg.epochs} epochs. Rubric, bin edges, "
-        "expansion layout, loss form and LACC definition are reconstructed (paper text unavailable)."))
+        f"lift expansion T={cfg.n_chunks}, d_model={cfg.d_model}, {cfg.n_layers} layers, <= {cfg.max_steps} steps "
+        "with early stopping. Rubric, bin edges, expansion layout, loss form and LACC definition are reconstructed "
+        "(paper text unavailable)."))
