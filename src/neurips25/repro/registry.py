@@ -115,7 +115,6 @@ HAND_VERDICTS: dict[str, int] = {
     "inverse3d": 52,
     # migrating in issue #44 (each helper removes its slugs when its reproduction records through Criterion)
     "vfs": 44, "ctsketch": 44, "pref_diffusion": 44,
-    "eva": 44,
 }
 
 
