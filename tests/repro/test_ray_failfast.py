@@ -16,7 +16,7 @@ pytest.importorskip("ray", reason="Ray is not installed (pip install 'neurips25[
 
 from neurips25.repro import Claim, Outcome, register  # noqa: E402
 from neurips25.repro.executors import RESOURCES, RayExecutor, Resources, _host_port  # noqa: E402
-from neurips25.repro.registry import unregister  # noqa: E402
+from neurips25.repro.registry import METHODS, unregister  # noqa: E402
 from neurips25.repro.runner import run_methods  # noqa: E402
 from neurips25.repro.store import code_identity  # noqa: E402
 
@@ -110,6 +110,7 @@ def test_an_impossible_request_is_an_error_naming_it_and_the_largest_node(tmp_pa
     sys.path.insert(0, here)
     import ray_fakes  # a feasible unit beside it, importable by the workers
 
+    registered_before = "ray_quick" in METHODS
     importlib.reload(ray_fakes)  # registers ray_quick again if another module unregistered it
     t0 = time.perf_counter()
     ex = RayExecutor(num_cpus=1, modules={"ray_quick": "ray_fakes"}, runtime_env={"env_vars": {
@@ -122,7 +123,10 @@ def test_an_impossible_request_is_an_error_naming_it_and_the_largest_node(tmp_pa
     finally:
         ex.shutdown()
         sys.path.remove(here)
-        unregister("ray_quick")
+        if not registered_before:  # leave the registry as this test found it; a later import registers again
+            for slug in ("ray_quick", "ray_victim", "ray_fanout", "ray_burn"):
+                unregister(slug)
+            sys.modules.pop("ray_fakes", None)
     took = time.perf_counter() - t0
     res, ok = both[impossible], both["ray_quick"]
     assert ok["status"] == "ok", ok["error"]  # the feasible unit ran, with where it ran
