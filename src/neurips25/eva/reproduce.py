@@ -130,11 +130,13 @@ def _lm_window(steps: int) -> tuple[int, int]:
     return max(0, steps - 10), steps
 
 
-def _causal_lm(cfg: LMConfig, seed: int) -> dict:
+def _causal_lm(cfg: LMConfig, seed: int, allocation: bool = True) -> dict:
     """c5: per seed, the same generated problems and batch order for every initialiser.
 
     The base model is loaded once and copied per initialiser; the control is a copy of the EVA-initialised
-    model (same ranks and scaling) whose A rows are replaced by random orthonormal ones.
+    model (same ranks and scaling) whose A rows are replaced by random orthonormal ones. ``allocation``: also
+    record c4's figures on the LLM at the first seed (EVA's rank allocation, and its random-token control,
+    one more EVA data pass).
     """
     if cfg.model == "tiny":
         tok = llm.CharTokenizer()
@@ -175,7 +177,7 @@ def _causal_lm(cfg: LMConfig, seed: int) -> dict:
                                          progress=False)
                 if init == "eva" and "control" in cfg.inits:
                     eva_model = copy.deepcopy(pm)
-                if init == "eva" and s == seed:
+                if init == "eva" and s == seed and allocation:
                     layers = lora_layers(pm)
                     res["allocation"]["eva"] = _allocation(layers, {n: m.r["default"] for n, m in layers.items()},
                                                            cfg.rank)
