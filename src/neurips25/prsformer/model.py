@@ -130,7 +130,7 @@ class FlattenHead(nn.Module):
     def forward(self, x: torch.Tensor, covariates: torch.Tensor | None = None) -> torch.Tensor:
         z = self.norm(x).flatten(1)  # [B, L*E]
         if covariates is not None:
-            z = torch.cat([z, covariates], dim=1)
+            z = torch.cat([z, covariates.to(z.dtype)], dim=1)
         return self.fc(z)
 
 
@@ -260,7 +260,7 @@ class PRSformer(nn.Module):
             return self.head(x, covariates)
         z = self.head(x).mean(1)
         if covariates is not None:
-            z = torch.cat([z, covariates], dim=1)
+            z = torch.cat([z, covariates.to(z.dtype)], dim=1)
         return self.head_fc(z)
 
 
@@ -278,7 +278,8 @@ def _check_covariates(covariates, batch: int, n_covariates: int):
                          f"got {tuple(covariates.shape)}")
     if not torch.isfinite(covariates).all():
         raise ValueError("`covariates` contains NaN or infinite values; impute or drop those individuals")
-    return covariates.float()
+    # the caller casts to the model's dtype (float64 / bfloat16 models get their own dtype, not float32)
+    return covariates if covariates.is_floating_point() else covariates.float()
 
 
 class LinearDosageModel(nn.Module):
@@ -306,7 +307,8 @@ class LinearDosageModel(nn.Module):
     def forward(self, dosages: torch.Tensor, covariates: torch.Tensor | None = None) -> torch.Tensor:
         d = check_dosages(dosages, self.n_snps)
         covariates = _check_covariates(covariates, d.shape[0], self.n_covariates)
-        feats = [(d == MISSING).float(), d.clamp(min=0).float()]
+        dtype = self.fc.weight.dtype
+        feats = [(d == MISSING).to(dtype), d.clamp(min=0).to(dtype)]
         if covariates is not None:
-            feats.append(covariates)
+            feats.append(covariates.to(dtype))
         return self.fc(torch.cat(feats, dim=1))
