@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import f1_score, ndcg_score
 
-from neurips25.eareranker import AdequacyRubric, bin_accuracy, lacc, macro_f1, ndcg_at_k, spearman
+from neurips25.eareranker import AdequacyRubric, bin_accuracy, lacc, macro_f1, ndcg_at_k, spearman, spearman_within
 
 
 def test_ndcg_matches_sklearn():
@@ -15,6 +15,41 @@ def test_ndcg_matches_sklearn():
     want = np.mean([ndcg_score(true[group == g][None], pred[group == g][None], k=5) for g in range(4)])
     assert ndcg_at_k(pred, true, group, k=5) == pytest.approx(want)
     assert ndcg_at_k(true, true, group) == pytest.approx(1.0)
+
+
+def test_ndcg_averages_ties_as_sklearn():
+    # review bug: ties were broken by index order, so a constant predictor scored high when each query's own
+    # (adequate) documents came first; tie-averaged, a constant predictor gets a random order's NDCG
+    true = np.array([90.0, 80.0, 70.0, 5.0, 3.0, 1.0] * 3)
+    group = np.repeat(np.arange(3), 6)
+    const = np.zeros(18)
+    want = np.mean([ndcg_score(true[group == g][None], const[group == g][None], k=5) for g in range(3)])
+    assert ndcg_at_k(const, true, group, k=5) == pytest.approx(want)
+    assert ndcg_at_k(const, true, group, k=5) < 0.8 < ndcg_at_k(true, true, group, k=5)
+    rng = np.random.default_rng(3)
+    pred = rng.integers(0, 3, 18).astype(float)  # partial ties
+    want = np.mean([ndcg_score(true[group == g][None], pred[group == g][None], k=4) for g in range(3)])
+    assert ndcg_at_k(pred, true, group, k=4) == pytest.approx(want)
+
+
+def test_ndcg_exponential_gain_and_spearman_within():
+    bins = np.array([5, 3, 0, 1])
+    true = np.array([95.0, 65.0, 10.0, 25.0])
+    g = np.zeros(4, int)
+    pred = np.array([1.0, 2.0, 0.0, 3.0])  # ranks 1 (gain 1), 3 (gain 7), 5 (gain 31), 0
+    disc = 1 / np.log2(np.arange(2, 6))
+    want = (1 * disc[0] + 7 * disc[1] + 31 * disc[2]) / (31 * disc[0] + 7 * disc[1] + 1 * disc[2])
+    assert ndcg_at_k(pred, true, g, 4, gain="exponential", true_bins=bins) == pytest.approx(want)
+    rng = np.random.default_rng(4)
+    p, t = rng.normal(size=12), rng.normal(size=12)
+    grp = np.repeat([0, 1], 6)
+    want = np.mean([stats.spearmanr(p[grp == k], t[grp == k]).statistic for k in (0, 1)])
+    assert spearman_within(p, t, grp) == pytest.approx(want)
+    assert spearman_within(np.zeros(12), t, grp) == 0.0  # a collapsed model carries no ordering
+    with pytest.raises(ValueError, match="`true_bins`"):
+        ndcg_at_k(pred, true, g, gain="exponential")
+    with pytest.raises(ValueError, match="`gain`"):
+        ndcg_at_k(pred, true, g, gain="log")
 
 
 def test_f1_accuracy_spearman_oracles():

@@ -8,7 +8,7 @@ from neurips25.eareranker import EAReranker, EmbeddingExpansion, PairMLP
 
 def test_expansion_tokens_match_oracle():
     torch.manual_seed(0)
-    exp = EmbeddingExpansion(12, n_chunks=3, d_model=5)
+    exp = EmbeddingExpansion(12, n_chunks=3, d_model=5, mode="chunk")
     q, x = torch.randn(2, 12), torch.randn(2, 12)
     tok = exp(q, x)
     assert tok.shape == (2, 12, 5)  # 4 segments x 3 chunks
@@ -19,6 +19,22 @@ def test_expansion_tokens_match_oracle():
             torch.testing.assert_close(tok[:, s * 3 + t], want)
 
 
+def test_lift_tokens_match_oracle():
+    # the whole-vector lift: every token is a slice of W_seg v + b_seg, so each token sees the whole vector
+    torch.manual_seed(0)
+    exp = EmbeddingExpansion(12, n_chunks=3, d_model=5)
+    q, x = torch.randn(2, 12), torch.randn(2, 12)
+    tok = exp(q, x)
+    assert tok.shape == (2, 12, 5) and exp.mode == "lift"
+    for s, v in enumerate([q, x, q * x, (q - x).abs()]):
+        full = v @ exp.lift[s].weight.T + exp.lift[s].bias  # (2, 15)
+        for t in range(3):
+            torch.testing.assert_close(tok[:, s * 3 + t], full[:, 5 * t:5 * t + 5] + exp.position[t] + exp.segment[s])
+    q2 = q.clone()
+    q2[:, -1] += 1.0  # the last feature reaches the first token (a chunk layout would not let it)
+    assert not torch.allclose(exp(q2, x)[:, 0], tok[:, 0])
+
+
 def test_one_token_per_vector_without_interactions():
     exp = EmbeddingExpansion(8, n_chunks=1, d_model=4, interactions=False)
     assert exp(torch.zeros(3, 8), torch.zeros(3, 8)).shape == (3, 2, 4) and exp.n_tokens == 2
@@ -26,7 +42,10 @@ def test_one_token_per_vector_without_interactions():
 
 def test_n_chunks_must_divide():
     with pytest.raises(ValueError, match="`n_chunks` must divide the embedding dimension d_in=384"):
-        EmbeddingExpansion(384, n_chunks=7, d_model=8)
+        EmbeddingExpansion(384, n_chunks=7, d_model=8, mode="chunk")
+    with pytest.raises(ValueError, match="`mode`"):
+        EmbeddingExpansion(384, n_chunks=4, d_model=8, mode="slice")
+    assert EmbeddingExpansion(384, n_chunks=7, d_model=8).n_tokens == 28  # the lift needs no divisibility
     with pytest.raises(ValueError, match="`n_heads` must divide"):
         EAReranker(16, n_chunks=4, d_model=10, n_heads=4)
 

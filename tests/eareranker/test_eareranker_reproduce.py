@@ -7,13 +7,20 @@ def test_smoke_reproduction(tmp_path):
     res = run_one("eareranker", "smoke", 0, str(tmp_path))
     assert res["status"] == "ok", res["error"]
     by_id = {c["id"]: c for c in res["claims"]}
-    assert list(by_id) == ["c1_adequacy_not_relevance", "c2_components", "c3_competitive_constant_cost", "c4_lacc",
-                           "c5_unit_checks"]
+    assert list(by_id) == ["c1_adequacy_not_relevance", "c2a_expansion", "c2b_bin_aware_loss", "c3a_constant_cost",
+                           "c3b_competitive", "c4_lacc", "c5_unit_checks"]
     assert all(c["verdict"] != "pending" and c["summary"] for c in res["claims"])
+    assert all(c["decided_by"] == "machinery" for c in res["claims"])
     assert [c["kind"] for c in res["claims"]].count("headline") == 1
     # unit checks hold at any scale; LACC is inconclusive by construction
     assert by_id["c5_unit_checks"]["verdict"] == "reproduced"
     assert by_id["c4_lacc"]["verdict"] == "inconclusive"
-    # the embedding-only scorer's cost does not depend on document length (identical input shapes)
-    assert by_id["c3_competitive_constant_cost"]["measured"]["eareranker_memory_ratio"] == 1.0
+    # the true-score ceiling passes c1 and the shuffled-score model fails it, at any scale
+    ctl = {r["name"]: r["passes"] for r in by_id["c1_adequacy_not_relevance"]["control_results"]}
+    assert ctl == {"shuffled_scores": False, "true_scores": True}
+    # c2's arms are parameter-matched (within 1%)
+    n = by_id["c2a_expansion"]["measured"]["details"]["n_params"]
+    assert abs(n["one_token"] - n["full"]) <= 0.01 * n["full"]
+    # the embedding-only scorer's memory does not depend on document length (identical input shapes)
+    assert by_id["c3a_constant_cost"]["measured"]["method"]["memory_ratio"] == 1.0
     assert sorted(res["figures"]) == ["figures/confusion_matrix.png", "figures/cost_vs_length.png"]
