@@ -10,7 +10,8 @@ the [EOI] residual steers the answer. Adapter models spread the communication ov
 This package is the toolkit for any Hugging Face decoder or VLM, plus two toy VLMs trained here:
 
 - positions: :class:`ModalitySpans`, :func:`spans_from_input_ids`, :func:`llava_spans`, :func:`chameleon_spans`
-- interventions: :func:`attention_knockout` (a registered HF attention function, eager-patch fallback),
+- interventions: :func:`attention_knockout` (a registered HF attention function calling the model's own eager
+  attention, eager-patch fallback; growing query sets :class:`From`, :class:`Generated` for ``generate``),
   :func:`patch_residual`, :func:`patch_attention_input`
 - recording: :class:`ResidualRecorder`, :func:`attention_weights`
 - metrics: :func:`modality_cosine`, :func:`modality_homogeneity`, :func:`cross_modal_attention_share`,
@@ -26,12 +27,20 @@ Example::
         model(input_ids=ids)
     gap = modality_cosine(rec.residuals, spans)["cross"]          # (layers,)
     with attention_knockout(model, queries=spans.text_after_image(), keys=[spans.eoi], layers="all"):
-        logits = model(input_ids=ids).logits
+        logits = model(input_ids=ids).logits                       # mask_pre_softmax: an information block
+    with attention_knockout(model, queries=spans.after_image(), keys=[spans.eoi], layers="all"):
+        out = model.generate(ids, max_new_tokens=20)               # generated tokens knocked out too
 """
 
 from neurips25.narrow_gate.analysis import eoi_patching, knockout_sweep
 from neurips25.narrow_gate.data import ShapesWorld, Vocab
-from neurips25.narrow_gate.knockout import ATTENTION_NAME, attention_knockout, register_knockout_attention
+from neurips25.narrow_gate.knockout import (
+    ATTENTION_NAME,
+    From,
+    Generated,
+    attention_knockout,
+    register_knockout_attention,
+)
 from neurips25.narrow_gate.layers import attention_module, decoder_layers
 from neurips25.narrow_gate.metrics import (
     cross_modal_attention_share,
@@ -47,7 +56,8 @@ from neurips25.narrow_gate.tokenizer import PatchKMeansTokenizer
 from neurips25.narrow_gate.toy import AdapterToyConfig, AdapterToyVLM, NativeToyVLM
 
 __all__ = [
-    "ATTENTION_NAME", "AdapterToyConfig", "AdapterToyVLM", "ModalitySpans", "NativeToyVLM", "PatchKMeansTokenizer",
+    "ATTENTION_NAME", "AdapterToyConfig", "From", "Generated", "AdapterToyVLM",
+    "ModalitySpans", "NativeToyVLM", "PatchKMeansTokenizer",
     "ResidualRecorder", "ShapesWorld", "ToyEval", "Vocab", "attention_knockout", "attention_module",
     "attention_weights", "chameleon_spans", "cross_modal_attention_share", "decoder_layers", "eoi_patching",
     "knockout_sweep", "llava_spans", "modality_cosine", "modality_homogeneity", "neighborhood_overlap",

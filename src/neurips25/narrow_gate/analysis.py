@@ -43,7 +43,7 @@ def target_keys(spans: ModalitySpans, target: str, rng: np.random.Generator) -> 
 
 
 def knockout_sweep(model, evaluate: Callable[[], float], spans: ModalitySpans, targets=("eoi", "all_image",
-                   "random_image_10"), start_layers=(0,), mode: str = "zero_post_softmax", queries=None,
+                   "random_image_10"), start_layers=(0,), mode: str = "mask_pre_softmax", queries=None,
                    n_draws: int = 3, seed: int = 0) -> dict:
     """Score ``evaluate()`` with each target knocked out from each ``L_start`` to the last layer.
 

@@ -14,6 +14,7 @@ import numbers
 import torch
 from torch import nn
 
+from neurips25.narrow_gate.knockout import cached_length
 from neurips25.narrow_gate.layers import attention_module, decoder_layers, resolve_layers
 from neurips25.narrow_gate.recorder import ResidualRecorder
 
@@ -32,9 +33,25 @@ def _source_value(source, layer: int, position: int, site: str) -> torch.Tensor:
     raise TypeError(f"source must be a ResidualRecorder or a tensor; got {type(source).__name__}")
 
 
-def _write(h: torch.Tensor, position: int, value: torch.Tensor) -> torch.Tensor:
-    if h.shape[1] <= position:  # a cached generation step: the position is in the past
+def _write(h: torch.Tensor, position: int, value: torch.Tensor, past: int | None = None) -> torch.Tensor:
+    """Write ``value`` at absolute ``position`` of this call's rows (``past`` tokens are already cached).
+
+    Under ``generate`` a position in the cache was patched when it was computed (its keys and values carry the
+    patch); a position not reached yet is patched when it arrives. Without a cache a position past the end is
+    an error, not a silent no-op.
+    """
+    if past is None:  # not told about a cache: only a longer-than-position call can hold it
+        past = 0 if h.shape[1] > position else None
+        if past is None:
+            return h
+    row = position - past
+    if row < 0:
         return h
+    if row >= h.shape[1]:
+        if past == 0:
+            raise ValueError(f"position {position} is outside the sequence of length {h.shape[1]}")
+        return h
+    position = row
     value = value.to(h.dtype).to(h.device)
     if value.ndim == 2 and value.shape[0] not in (1, h.shape[0]):
         raise ValueError(f"source batch {value.shape[0]} does not match the run's batch {h.shape[0]}")
@@ -63,11 +80,14 @@ def patch_residual(model: nn.Module, position: int, layer: int, source):
     (layer,) = resolve_layers(layer, len(blocks), "layer")
     value = _source_value(source, layer, position, "output")
 
-    def fn(module, args, output):
-        if isinstance(output, (tuple, list)):
-            return (_write(output[0], position, value), *output[1:])
-        return _write(output, position, value)
-    handle = blocks[layer].register_forward_hook(fn)
+    def fn(module, args, kwargs, output):
+        past = cached_length(kwargs, layer)
+        h = output[0] if isinstance(output, (tuple, list)) else output
+        if past is not None and past > 0:
+            past -= h.shape[1]  # this layer has already cached the call's own tokens
+        h = _write(h, position, value, past)
+        return (h, *output[1:]) if isinstance(output, (tuple, list)) else h
+    handle = blocks[layer].register_forward_hook(fn, with_kwargs=True)
     try:
         yield
     finally:
@@ -88,10 +108,11 @@ def patch_attention_input(model: nn.Module, position: int, layers, source):
 
     def make(i):
         def fn(module, args, kwargs):
+            past = cached_length(kwargs, i)  # this layer has not cached the call yet
             if "hidden_states" in kwargs:
-                kwargs = dict(kwargs, hidden_states=_write(kwargs["hidden_states"], position, values[i]))
+                kwargs = dict(kwargs, hidden_states=_write(kwargs["hidden_states"], position, values[i], past))
                 return args, kwargs
-            return (_write(args[0], position, values[i]), *args[1:]), kwargs
+            return (_write(args[0], position, values[i], past), *args[1:]), kwargs
         return fn
     try:
         for i in idx:

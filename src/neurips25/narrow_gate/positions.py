@@ -101,6 +101,15 @@ class ModalitySpans:
         last = max(self.image_side) if self.image_side else -1
         return tuple(p for p in self.text if p > last)
 
+    def after_image(self):
+        """Every position after the last image-side one, generated tokens included (``From(last + 1)``).
+
+        The query set to use under ``generate``: :meth:`text_after_image` is a fixed tuple of prompt positions.
+        """
+        from neurips25.narrow_gate.knockout import From
+
+        return From(max(self.image_side) + 1 if self.image_side else 0)
+
 
 def _id_set(ids, name: str) -> set[int]:
     if ids is None:

@@ -68,7 +68,11 @@ class ToyEval:
 
     @torch.no_grad()
     def accuracy(self) -> dict:
-        """``{"vqa", "caption", "task"}`` in percent; ``task`` is their mean; per-attribute entries too."""
+        """``{"vqa", "caption", "task", "caption_text", "task_text"}`` in percent, per-attribute entries too.
+
+        ``task`` is the mean of caption and VQA accuracy; ``task_text`` the same over the predictions made at
+        text positions after the image (the caption's first word, predicted at [EOI], left out).
+        """
         lg = self.logits("caption")
         res = {}
         cap = []
@@ -83,4 +87,8 @@ class ToyEval:
         res["caption"] = 100 * float(np.mean(cap))
         res["vqa"] = 100 * float((pred == truth).mean())
         res["task"] = (res["caption"] + res["vqa"]) / 2
+        # the caption's first word is predicted *at* [EOI], never a text query: "text" scores only predictions
+        # made at text positions after the image (the rows a text->image knockout acts on)
+        res["caption_text"] = 100 * float(np.mean(cap[1:]))
+        res["task_text"] = (res["caption_text"] + res["vqa"]) / 2
         return {k: float(v) for k, v in res.items()}
