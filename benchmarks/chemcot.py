@@ -8,17 +8,27 @@
    server (TransformersResponder; ``--lm tiny`` a 2-layer random Llama, ``--lm smollm2`` the real model)
    and against the rule-based solver (pure Python under the GIL, so it cannot use more workers).
 
-Run: ``python benchmarks/chemcot.py [--n 2000] [--lm tiny|smollm2]``.
+Both legs of every ratio are run interleaved (A B, then B A, ...) and repeated ``--repeats`` times; the
+ratio reported is the median of the per-repeat ratios, with its min and max, so a load change on a shared
+machine shows as spread instead of as a biased ratio.
+
+Run: ``python benchmarks/chemcot.py [--n 2000] [--lm tiny|smollm2] [--repeats 3]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 
 
-def oracle_throughput(n: int) -> dict:
+def _spread(ratios: list[float]) -> dict:
+    return {"ratio_median": float(statistics.median(ratios)), "ratio_min": min(ratios), "ratio_max": max(ratios),
+            "ratios": [round(r, 4) for r in ratios]}
+
+
+def oracle_throughput(n: int, repeats: int) -> dict:
     from rdkit import Chem
 
     from neurips25.chemcot.data import molecule_pool
@@ -28,18 +38,29 @@ def oracle_throughput(n: int) -> dict:
     smiles = molecule_pool("moses" if _has_moses() else "nci", n, 0)
     q, p, e = QED(), PenalizedLogP(), ESOL()
     p("CCO")  # load the SA fragment table outside the timing
-    t = time.perf_counter()
-    ours = []
-    for s in smiles:
-        m = Chem.MolFromSmiles(s)
-        ours.append((q.score_mol(m), p.score_mol(m), e.score_mol(m)))
-    t_ours = time.perf_counter() - t
-    t = time.perf_counter()
-    tdc = [(q(s), tdc_penalized_logp(s), e(s)) for s in smiles]
-    t_tdc = time.perf_counter() - t
-    same = all(abs(a - b) < 1e-9 for x, y in zip(ours, tdc) for a, b in zip(x, y))
-    return {"n": len(smiles), "ours_mol_per_s": len(smiles) / t_ours, "tdc_style_mol_per_s": len(smiles) / t_tdc,
-            "ratio": t_tdc / t_ours, "identical_scores": same}
+
+    def ours():
+        out = []
+        for s in smiles:
+            m = Chem.MolFromSmiles(s)
+            out.append((q.score_mol(m), p.score_mol(m), e.score_mol(m)))
+        return out
+
+    def tdc():
+        return [(q(s), tdc_penalized_logp(s), e(s)) for s in smiles]
+
+    ratios, t_o, t_t, same = [], [], [], True
+    for r in range(repeats):
+        times = {}
+        for name, fn in ((("ours", ours), ("tdc", tdc)) if r % 2 == 0 else (("tdc", tdc), ("ours", ours))):
+            t = time.perf_counter()
+            times[name] = (fn(), time.perf_counter() - t)
+        same &= all(abs(a - b) < 1e-9 for x, y in zip(times["ours"][0], times["tdc"][0]) for a, b in zip(x, y))
+        t_o.append(times["ours"][1])
+        t_t.append(times["tdc"][1])
+        ratios.append(times["tdc"][1] / times["ours"][1])
+    return {"n": len(smiles), "repeats": repeats, "ours_mol_per_s": len(smiles) / statistics.median(t_o),
+            "tdc_style_mol_per_s": len(smiles) / statistics.median(t_t), "identical_scores": same, **_spread(ratios)}
 
 
 def _has_moses() -> bool:
@@ -66,7 +87,7 @@ def _tiny_lm():
     return transformers.LlamaForCausalLM(cfg).eval(), tok
 
 
-def harness_throughput(lm: str, n_items: int, max_tokens: int) -> dict:
+def harness_throughput(lm: str, n_items: int, max_tokens: int, repeats: int) -> dict:
     from neurips25.chemcot import OpenAIChatClient, RuleBasedSolver, evaluate, generate_suite, serve
     from neurips25.chemcot.server import TransformersResponder
 
@@ -82,16 +103,22 @@ def harness_throughput(lm: str, n_items: int, max_tokens: int) -> dict:
                                                          min_new_tokens=max_tokens)),
                             ("rule_based", RuleBasedSolver(depth=1, max_sites=2))):
         url, stop = serve(responder)
-        rates = {}
+        ratios, rates = [], {1: [], 4: []}
         try:
-            for workers in (1, 4):
-                client = OpenAIChatClient(url, "m", max_tokens=max_tokens, timeout=600)
-                t = time.perf_counter()
-                evaluate(client, items, workers=workers)
-                rates[workers] = len(items) / (time.perf_counter() - t)
+            evaluate(OpenAIChatClient(url, "m", max_tokens=max_tokens, timeout=600), items[:4], workers=4)  # warm-up
+            for r in range(repeats):
+                got = {}
+                for workers in ((1, 4) if r % 2 == 0 else (4, 1)):
+                    client = OpenAIChatClient(url, "m", max_tokens=max_tokens, timeout=600)
+                    t = time.perf_counter()
+                    evaluate(client, items, workers=workers)
+                    got[workers] = len(items) / (time.perf_counter() - t)
+                    rates[workers].append(got[workers])
+                ratios.append(got[4] / got[1])
         finally:
             stop()
-        out[name] = {"items_per_s_1": rates[1], "items_per_s_4": rates[4], "speedup_4_over_1": rates[4] / rates[1]}
+        out[name] = {"items_per_s_1": statistics.median(rates[1]), "items_per_s_4": statistics.median(rates[4]),
+                     **_spread(ratios)}
     out["lm_model"] = lm
     out["n_items"] = len(items)
     return out
@@ -103,8 +130,12 @@ def main(argv=None) -> dict:
     ap.add_argument("--items", type=int, default=24, help="items for the harness benchmark")
     ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--lm", choices=["tiny", "smollm2"], default="tiny")
+    ap.add_argument("--repeats", type=int, default=3, help="interleaved repeats of every pair of legs")
     args = ap.parse_args(argv)
-    res = {"oracles": oracle_throughput(args.n), "harness": harness_throughput(args.lm, args.items, args.max_tokens)}
+    if args.repeats < 1:
+        ap.error("--repeats must be >= 1")
+    res = {"oracles": oracle_throughput(args.n, args.repeats),
+           "harness": harness_throughput(args.lm, args.items, args.max_tokens, args.repeats)}
     print(json.dumps(res, indent=1))
     return res
 

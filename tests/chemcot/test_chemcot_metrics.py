@@ -1,8 +1,6 @@
 """Official metrics: hand cases, invalid answers in the denominator, winsorising, scaffold score, FTS."""
 
-import numpy as np
 import pytest
-from scipy.stats import mstats
 
 from neurips25.chemcot import Item, get_oracle
 from neurips25.chemcot.metrics import (
@@ -57,10 +55,16 @@ def test_best_threshold_depends_on_the_property():
     assert r["deltas"][0] > 0.5 and r["best"] == 1.0
 
 
-def test_winsorized_mean_matches_scipy():
-    x = np.r_[np.arange(40.0), 1e6]
-    assert winsorized_mean(x) == pytest.approx(float(np.mean(mstats.winsorize(x, limits=(0.05, 0.05)))))
-    assert winsorized_mean(x) < np.mean(x) / 100
+def test_winsorized_mean_clips_at_interpolated_percentiles():
+    # issue #46: the official code clips at np.percentile (interpolated), not scipy's rank-based winsorize.
+    # 0..18 and 100: 5th pct = 0.95, 95th = 18 + 0.05 * 82 = 22.1, mean = (0.95 + 171 + 22.1) / 20 by hand
+    x = list(range(19)) + [100]
+    assert winsorized_mean(x) == pytest.approx(9.7025, abs=1e-12)  # rank winsorising gives 9.5
+    assert winsorized_mean([3.0] * 7) == 3.0
+    with pytest.raises(ValueError, match="`x` must be finite"):
+        winsorized_mean([1.0, float("nan")])
+    with pytest.raises(ValueError, match="`limits` must be in"):
+        winsorized_mean(x, limits=0.5)
 
 
 def test_scaffold_score():
@@ -78,6 +82,27 @@ def test_yes_no_and_reaction():
     r = reaction(["OC(=O)c1ccccc1", "CCO", None], [_it("fs", "rxn", "O=C(O)c1ccccc1")] * 3)
     assert r["exact"] == pytest.approx(1 / 3) and r["valid"] == pytest.approx(2 / 3)
     assert 1 / 3 < r["fts"] < 2 / 3  # one perfect, one partial similarity, one zero
+
+
+def test_reaction_exact_match_is_the_official_inchi_on_flat_smiles():
+    # stereo is dropped before the comparison (isomericSmiles=False), as the official evaluator does
+    r = reaction(["C[C@H](N)C(=O)O"], [_it("nepp", "reaction", "CC(N)C(=O)O")])
+    assert r["exact"] == 1.0 and r["fts"] == pytest.approx(1.0) and r["fts_official"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="the reference must be a SMILES string"):
+        reaction(["CCO"], [_it("fs", "reaction", {"Major Product": "CCO"})])
+
+
+def test_silent_wrong_answers_now_raise_or_score():
+    # issue #46 / review section 6: each of these returned a silent False / 0 before
+    sulfoxide = _it("add", "mol_edit", source="CSC", added_group="sulfoxide")
+    assert editing(["CS(C)=O"], [sulfoxide])["pass"] == 1.0
+    with pytest.raises(ValueError, match="group 'ether' is not in the official SMARTS set"):
+        editing(["COC"], [_it("add", "mol_edit", source="CC", added_group="ether")])
+    assert editing(["COCC"], [_it("add", "mol_edit", source="CC", added_group="ether")], smarts="neurips25")["pass"]
+    with pytest.raises(ValueError, match="has no meta\\['source'\\] SMILES"):
+        optimization(["CCO"], [_it("qed", "mol_opt")])
+    with pytest.raises(ValueError, match="has no meta\\['source'\\] SMILES"):
+        editing(["CCO"], [_it("add", "mol_edit", added_group="hydroxyl")])
 
 
 def test_length_mismatch_is_an_error():

@@ -92,7 +92,7 @@ def _configs() -> dict[str, ChemcotConfig]:
     best = available_sources()[0]
     return {
         "smoke": ChemcotConfig("nci", 3, 120, 1, 2, 0, 32, 0, 0, 0, 1, 160),
-        "quick": ChemcotConfig(best, 24, None, 2, 3, 20, 64, 4, 16, 16, 3, 192),
+        "quick": ChemcotConfig(best, 20, None, 2, 3, 20, 48, 2, 12, 12, 3, 160),
         "paper": ChemcotConfig(best, 100, None, 2, 4, 24, 160, 20, 100, 150, 3, 192),
     }
 
@@ -402,11 +402,15 @@ def _transport(memo, rule_report, items, seed: int, out: Path) -> tuple[dict, di
     return method, control, details
 
 
-def _c5(cfg: ChemcotConfig, seed: int, tok, out: Path, held_sources: set) -> tuple[dict, dict, dict]:
-    """c5: before / CoT-LoRA / answer-only-LoRA on held-out editing items, one budget, ``lora_seeds`` seeds."""
+def _c5(cfg: ChemcotConfig, seed: int, lm, tok, out: Path, held_sources: set) -> tuple[dict, dict, dict]:
+    """c5: before / CoT-LoRA / answer-only-LoRA on held-out editing items, one budget, ``lora_seeds`` seeds.
+
+    ``lm`` is the untuned model (never modified: every LoRA arm trains on a deep copy of it).
+    """
+    import copy
+
     from neurips25.chemcot.cot import answer_only, edit_trace, lora_finetune
     from neurips25.chemcot.server import TransformersResponder
-    from neurips25.pretrained import load_smollm2
 
     edit = ("add", "delete", "sub")
     train = generate_suite(cfg.source, cfg.lora_train, seed + 1000, subtasks=edit)
@@ -420,20 +424,20 @@ def _c5(cfg: ChemcotConfig, seed: int, tok, out: Path, held_sources: set) -> tup
     ans_pairs = [(it.prompt, answer_only(it)) for it in train if answer_only(it)]
 
     def run_arm(model, name):
-        responder = TransformersResponder(model, tok, max_batch=4, default_max_tokens=cfg.lora_max_tokens)
-        rep = _serve_eval(responder, heldout, out / f"c5_{name}.jsonl", retries=0, timeout=1800,
+        responder = TransformersResponder(model, tok, max_batch=8, default_max_tokens=cfg.lora_max_tokens)
+        rep = _serve_eval(responder, heldout, out / f"c5_{name}.jsonl", retries=0, timeout=1800, workers=8,
                           max_tokens=cfg.lora_max_tokens)
         passes = [edit_passes(r["answer"], it) for r, it in zip(rep.records, heldout)]
         return {"pass": float(np.mean(passes)), "parse_rate": rep.parse_rate,
                 "pass_lenient": float(np.mean([edit_passes(r["answers"]["lenient"], it)
                                                for r, it in zip(rep.records, heldout)]))}
 
-    before = run_arm(load_smollm2(), "before")
+    before = run_arm(lm, "before")
     arms = {"cot": [], "answer_only": []}
     for s in range(seed, seed + cfg.lora_seeds):
         for arm, pairs in (("cot", cot_pairs), ("answer_only", ans_pairs)):
             t = time.perf_counter()
-            tuned = lora_finetune(load_smollm2(), tok, pairs, steps=cfg.lora_steps, batch_size=4, lr=2e-3, seed=s)
+            tuned = lora_finetune(copy.deepcopy(lm), tok, pairs, steps=cfg.lora_steps, batch_size=4, lr=2e-3, seed=s)
             res = run_arm(tuned, f"{arm}_s{s}")
             res.update(seed=s, train_seconds=round(time.perf_counter() - t, 1),
                        loss_first_last=[round(tuned.train_losses[0], 3), round(tuned.train_losses[-1], 3)])
@@ -512,12 +516,12 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
 
         llm_items = [it for s in sorted(by_sub) for it in by_sub[s][: cfg.llm_per_subtask]]
         lm, tok = load_smollm2(), load_smollm2_tokenizer()
-        responder = TransformersResponder(lm, tok, max_batch=4, default_max_tokens=cfg.llm_max_tokens)
+        responder = TransformersResponder(lm, tok, max_batch=8, default_max_tokens=cfg.llm_max_tokens)
         llm_report = _serve_eval(responder, llm_items, out / "smollm2_http.jsonl", retries=0, timeout=1800,
-                                 max_tokens=cfg.llm_max_tokens, model_name="SmolLM2-135M-Instruct")
+                                 workers=8, max_tokens=cfg.llm_max_tokens, model_name="SmolLM2-135M-Instruct")
         llm_name = "SmolLM2-135M-Instruct"
         llm_note = (f"{cfg.llm_per_subtask} items per subtask, greedy, max_tokens {cfg.llm_max_tokens}, served with "
-                    "micro-batches of up to 4")
+                    "micro-batches of up to 8")
     reports[llm_name] = llm_report
     lenient = llm_report.rescore("lenient")
     opt_llm = {p: {s: (round(r.subtasks[s]["mean_delta"], 4), round(r.subtasks[s]["success"], 3))
@@ -565,7 +569,7 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                   summary="inconclusive: no LLM at this scale" if not missing else f"inconclusive: {missing}")
     else:
         try:
-            m5, ctl5, d5 = _c5(cfg, seed, tok, out, {it.meta.get("source") for it in items})
+            m5, ctl5, d5 = _c5(cfg, seed, lm, tok, out, {it.meta.get("source") for it in items})
             c5.record(m5, controls={"answer_only_lora": ctl5}, details=d5, note=(
                 f"{cfg.lora_seeds} seeds; {cfg.lora_steps} LoRA steps (r=8, lr 2e-3, batch 4) on "
                 f"{d5['n_train_traces']} verified traces / the same answers without steps; {d5['n_heldout']} held-out "
