@@ -164,6 +164,20 @@ def test_client_and_harness_arguments():
         evaluate(object(), [])
     with pytest.raises(ValueError, match="`invalid` must be a probability"):
         Noise(invalid=1.5)
+    # issue #46: timeout=nan was accepted (every request would then wait forever or fail oddly)
+    with pytest.raises(ValueError, match="`timeout` must be a positive number of seconds"):
+        OpenAIChatClient("http://x/v1", "m", timeout=float("nan"))
+    with pytest.raises(ValueError, match="`parser` must be one of official, lenient"):
+        evaluate(CallableClient(lambda m: ""), [], parser="loose")
+
+
+def test_client_reads_openai_error_messages():
+    url, stop = serve(lambda m, **p: "x")
+    try:
+        with pytest.raises(ChatError, match="HTTP 400 .*unsupported value of `tools`"):
+            OpenAIChatClient(url, "m", retries=0).complete([{"role": "user", "content": "hi"}], tools=[{"a": 1}])
+    finally:
+        stop()
 
 
 def test_a_crashing_client_does_not_stop_the_run(items):
