@@ -125,6 +125,13 @@ def test_bad_inputs_v2():
     with pytest.raises(ValueError, match="under generate use From"):
         with torch.no_grad(), attention_knockout(m, torch.ones(1, 8, dtype=torch.bool), [2], "all"):
             m.generate(ids, max_new_tokens=2, do_sample=False)
+    with pytest.raises(ValueError, match="layers is empty"):
+        with attention_knockout(m, "all", [2], layers=[]):
+            pass
+    from neurips25.narrow_gate import ModalitySpans
+
+    with pytest.raises(ValueError, match="special\\['eoi'\\] = 4 is also in the text span"):
+        ModalitySpans(image=[1, 2], text=[3, 4], special={"eoi": 4})
     with pytest.raises(ValueError, match="position 50 is outside the sequence of length 8"):
         with torch.no_grad(), patch_residual(m, 50, 0, torch.zeros(32)):
             m(ids)

@@ -315,6 +315,8 @@ def attention_knockout(model: nn.Module, queries, keys, layers="all", mode: str 
     keys = _check_positions(keys, "keys")
     blocks = decoder_layers(model)
     idx = resolve_layers(layers, len(blocks))
+    if not idx:
+        raise ValueError("layers is empty: name at least one decoder layer (or 'all')")
     attns = [attention_module(b) for b in blocks]
     for i, a in enumerate(attns):
         if _layer_index(a) is not None and _layer_index(a) != i:

@@ -104,7 +104,8 @@ def cross_modal_attention_share(attn, spans: ModalitySpans, queries=None) -> dic
         Text query rows; default the text tokens after the image.
 
     Returns ``{"total": A_l, "eoi", "boi", "last_img", "other_img", "max_single"}``, each shape (layers,);
-    shares sum to 1 and ``max_single`` is the largest share of any single image-side position.
+    shares sum to 1 and ``max_single`` is the largest share of any single image-side position. ``eoi`` / ``boi``
+    are NaN when the spans have no such delimiter (Llava has none): the share is undefined there, not 0.
     """
     if isinstance(attn, np.ndarray):
         attn = torch.from_numpy(attn)
@@ -123,10 +124,11 @@ def cross_modal_attention_share(attn, spans: ModalitySpans, queries=None) -> dic
     total = a.sum(-1)
     share = a / total.clamp_min(1e-12)[:, None]
     col = {p: j for j, p in enumerate(keys)}
-    eoi = share[:, col[spans.eoi]] if "eoi" in spans.special else torch.zeros(a.shape[0])
-    boi = share[:, col[spans.boi]] if "boi" in spans.special else torch.zeros(a.shape[0])
+    nan = torch.full((a.shape[0],), float("nan"))  # a model without the delimiter (Llava): undefined, not 0
+    eoi = share[:, col[spans.eoi]] if "eoi" in spans.special else nan
+    boi = share[:, col[spans.boi]] if "boi" in spans.special else nan
     last = share[:, col[max(spans.image)]]
-    other = 1 - eoi - boi - last
+    other = 1 - torch.nan_to_num(eoi) - torch.nan_to_num(boi) - last
     return {"total": total.numpy(), "eoi": eoi.numpy(), "boi": boi.numpy(), "last_img": last.numpy(),
             "other_img": other.numpy(), "max_single": share.max(-1).values.numpy()}
 

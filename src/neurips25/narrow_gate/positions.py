@@ -77,6 +77,9 @@ class ModalitySpans:
         overlap = set(self.image) & set(self.text)
         if overlap:
             raise ValueError(f"image and text spans overlap at positions {sorted(overlap)[:5]}")
+        for k, p in special.items():  # a delimiter counted as text would hide the text after the image
+            if p in self.text:
+                raise ValueError(f"special[{k!r}] = {p} is also in the text span")
 
     @property
     def eoi(self) -> int:
