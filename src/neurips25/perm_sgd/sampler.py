@@ -170,6 +170,7 @@ class PermutationSampler(Sampler):
         self._epoch = -2  # policy epoch this sampler is serving
         self._it: Any = None  # that epoch's iterator over its unit list
         self._count = 0  # length of that list
+        self._units: list = []  # that list
         policy._feeder = self
 
     def __len__(self) -> int:
@@ -197,6 +198,13 @@ class PermutationSampler(Sampler):
         return p.order.copy()
 
     def __iter__(self) -> Iterator[Any]:
+        if self._target is None and self._it is not None and self._served == 0 and self._count > 0 \
+                and self._epoch == self.policy.epoch:
+            # an epoch handed out but never read is not an epoch: a multi-worker DataLoader calls iter() on
+            # its batch_sampler twice per epoch and drops the first iterator, which would skip every other
+            # epoch (and break FlipFlop's pairs); serve the same epoch again
+            self._it = iter(self._units)
+            return self._it
         order = self._advance()
         self._target = None
         if self.blocks is not None:
@@ -205,7 +213,7 @@ class PermutationSampler(Sampler):
             units = self.shard[order].tolist()
         # a plain list iterator (no per-unit Python code): the units served so far are read off
         # its length hint, so a stale iterator of an earlier epoch never counts
-        self._epoch, self._count, self._it = self.policy.epoch, len(units), iter(units)
+        self._epoch, self._count, self._units, self._it = self.policy.epoch, len(units), units, iter(units)
         return self._it
 
     @property
