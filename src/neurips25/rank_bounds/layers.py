@@ -177,8 +177,8 @@ def _lipschitz_ok(mod) -> bool:
 
 
 def _np(t) -> np.ndarray:
-    # one float64 copy, detached from the tensor's memory
-    return np.array(t.detach().cpu().numpy(), dtype=np.float64)
+    # one float64 copy, detached from the tensor's memory (via torch: numpy has no bfloat16 / float8)
+    return t.detach().to(device="cpu", dtype=torch.float64, copy=True).numpy()
 
 
 def _functional_step(target, args, kwargs):
