@@ -44,3 +44,28 @@ def test_gated_wiring_leaves_eoi_as_the_only_path_from_the_image_to_the_text():
             blocked = (m(**a.caption).logits - m(input_ids=ids_b).logits)[:, text].abs().max()
     assert moved > 1e-4 and blocked <= 1e-6
     assert np.isfinite(float(moved))
+
+
+@torch.no_grad()
+def test_toy_eval_reads_each_answer_where_it_is_predicted():
+    """Oracle: a model whose logits at t put all mass on token t+1 scores 100%; an off-by-one scores less."""
+    w = ShapesWorld(24)
+    data = w.sample(16, seed=0)
+    tok = PatchKMeansTokenizer(6, 16).fit(data.images)
+    m = NativeToyVLM.create(16, 16, hidden=32, layers=2, heads=2, attn_implementation="eager").eval()
+    ev = ToyEval.build(m, w.sample(8, seed=1), tok)
+    vocab = m.config.vocab_size
+
+    class Oracle:
+        def __init__(self, shift):
+            self.shift = shift
+
+        def __call__(self, input_ids, **kw):
+            nxt = torch.roll(input_ids, -self.shift, dims=1)
+            return type("O", (), {"logits": torch.nn.functional.one_hot(nxt, vocab).float()})()
+
+    ev.model = Oracle(1)
+    acc = ev.accuracy()
+    assert acc["task"] == 100 and acc["task_text"] == 100
+    ev.model = Oracle(2)
+    assert ev.accuracy()["task"] < 100
