@@ -156,7 +156,9 @@ def worker_batches(dataset, num_workers: int = 2, batch_size: int = 4, sampler=N
     import multiprocessing as mp
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=num_workers,
+    if "batch_sampler" not in kwargs:
+        kwargs.update(batch_size=batch_size, sampler=sampler)
+    loader = torch.utils.data.DataLoader(dataset, num_workers=num_workers,
                                          multiprocessing_context=ctx if num_workers else None, **kwargs)
     return list(loader)
 
@@ -175,3 +177,70 @@ def assert_close(a, b, atol: float = 0.0, rtol: float = 0.0, what: str = "values
 
 def cuda_available() -> bool:
     return torch.cuda.is_available()
+
+
+# ---------------------------------------------------------------- torch contracts, shared by every torch row
+def _floats(out):
+    if isinstance(out, torch.Tensor):
+        return [out] if out.is_floating_point() else []
+    if isinstance(out, dict):
+        out = list(out.values())
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _floats(o)]
+    return _floats(getattr(out, "logits", None)) if hasattr(out, "logits") else []
+
+
+def forward_in_dtype(module, make_inputs, dtype, device="cpu"):
+    """Run ``module`` cast to ``dtype`` / ``device`` on inputs made in that dtype; every float output must follow.
+
+    ``make_inputs(dtype, device)`` returns the positional arguments. Returns the outputs.
+    """
+    module = module.to(device=device, dtype=dtype)
+    with torch.no_grad():
+        out = module(*make_inputs(dtype, device))
+    floats = _floats(out)
+    if not floats:
+        raise AssertionError("the module returned no floating tensor")
+    for t in floats:
+        if t.dtype != dtype or t.device.type != torch.device(device).type:
+            raise AssertionError(f"output is {t.dtype} on {t.device}; the input was {dtype} on {device}")
+        if not torch.isfinite(t.float()).all():
+            raise AssertionError(f"non-finite output in {dtype}")
+    return out
+
+
+def compiled_matches_eager(fn, args, atol=1e-5):
+    """``torch.compile(fn, backend="aot_eager")`` (Dynamo capture + AOTAutograd, no C++ code generation) runs,
+    matches the eager result, and its gradient flows when the inputs require one."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        ref = _floats(fn(*args))
+    out = _floats(torch.compile(fn, backend="aot_eager")(*args))
+    for a, b in zip(out, ref, strict=True):
+        assert_close(a, b, atol=atol, what="torch.compile vs eager")
+    return out
+
+
+# ---------------------------------------------------------------- scikit-learn contracts
+def sklearn_checks_pass(estimator, expected_failed: dict | None = None):
+    """scikit-learn's own estimator checks (what ``parametrize_with_checks`` runs), all in one row.
+
+    ``expected_failed`` maps a check name to the documented reason it cannot apply; every other check must pass
+    and every documented exception must really fail (so a stale exception is noticed).
+    """
+    import warnings
+
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(estimator, expected_failed_checks=expected_failed or {}, on_fail=None)
+    failed = {r["check_name"]: str(r["exception"])[:200] for r in results if r["status"] == "failed"}
+    if failed:
+        raise AssertionError(f"{len(failed)} of {len(results)} sklearn checks failed: {failed}")
+    ran = [r for r in results if r["status"] == "passed"]
+    if len(ran) < 30:
+        raise AssertionError(f"only {len(ran)} sklearn checks passed: {[r['status'] for r in results]}")
+    return results

@@ -161,10 +161,14 @@ def _cell(text: str) -> str:
 
 
 if __name__ == "__main__":
+    # the rows modules register into the importable module `contract_table`, not into this `__main__`
+    sys.path.insert(0, str(HERE))
+    import contract_table
+
     if sys.argv[1:] == ["--write"]:
-        DOC.write_text(render())
+        DOC.write_text(contract_table.render())
         print(f"wrote {DOC}")
     elif sys.argv[1:] == ["--counts"]:
-        print(counts(rows()))
+        print(contract_table.counts(contract_table.rows()))
     else:
-        sys.stdout.write(render())
+        sys.stdout.write(contract_table.render())
