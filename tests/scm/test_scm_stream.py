@@ -94,8 +94,11 @@ def test_stopping_criteria_bad_arguments(monitor):
     with pytest.raises(ValueError, match="`prompt_length` must be an integer >= 1"):
         SCMStoppingCriteria(monitor, DelayKPolicy(), 0)
     crit = SCMStoppingCriteria(monitor, DelayKPolicy(), 1)
-    with pytest.raises(ValueError, match="batch size 1"):
-        crit(torch.ones(2, 3, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"`input_ids` must be a \(batch, length\) tensor"):
+        crit(torch.ones(3, dtype=torch.long))
+    with pytest.raises(ValueError, match="`pad_token_id` must be an integer or None"):
+        SCMStoppingCriteria(monitor, DelayKPolicy(), 1, pad_token_id=1.5)
+    assert crit(torch.ones(2, 3, dtype=torch.long)).shape == (2,)  # a batch: one bool per row
 
 
 def _deep_lm(n_layers=3):

@@ -148,9 +148,14 @@ class SharedBackboneTap:
     monitor's final norm and token head to its output, and so costs two small matrix products per token.
     Refused (ValueError) unless the monitor's embeddings, layers and norm equal the generator's first ``n``
     layers weight for weight (a LoRA or fine-tuned monitor backbone must run its own session instead).
+
+    Each generator forward leaves one captured chunk ``(batch, length, hidden)``; :meth:`take` returns the
+    scores of the positions it covers. The chunk ends where the forward's input ended, so its positions are
+    known with or without the generator's KV cache (with it a chunk is the one new token; without it, the whole
+    sequence again, of which only the unscored tail is read).
     """
 
-    def __init__(self, monitor, generator, prompt_length: int, policy: DelayKPolicy):
+    def __init__(self, monitor, generator):
         mon_parts, gen_parts = _decoder(getattr(monitor, "backbone", None)), _decoder(generator)
         if mon_parts is None or gen_parts is None:
             raise ValueError("`generator` sharing needs Llama-style decoders (`.layers` and `.norm`) in both the "
@@ -164,40 +169,52 @@ class SharedBackboneTap:
             raise ValueError(f"`generator` does not share the monitor's backbone: its first {n} layers, embeddings "
                              "and final norm must equal the monitor's weight for weight (pass generator=None to "
                              "run the monitor's own backbone)")
-        self.monitor, self.norm, self.prompt_length = monitor, m_norm, int(prompt_length)
-        self.tally = ScoreTally(policy)
+        self.monitor, self.norm = monitor, m_norm
         self._chunks: list[torch.Tensor] = []
-        self._seen = 0  # positions the generator has run through layer n so far
         self._hook = g_layers[n - 1].register_forward_hook(self._capture)
+
+    @property
+    def closed(self) -> bool:
+        return self._hook is None
 
     def _capture(self, module, inputs, output) -> None:
         h = output[0] if isinstance(output, tuple) else output
-        if h.shape[0] != 1:
-            raise ValueError(f"SCMStoppingCriteria supports batch size 1; the generator ran {h.shape[0]} rows")
-        self._chunks.append(h.detach()[0])
+        self._chunks.append(h.detach())
+
+    def discard_stale(self) -> None:
+        """At the start of a ``generate``: keep only the latest chunk (its prefill); drop stray forwards."""
+        del self._chunks[:-1]
 
     @torch.no_grad()
-    def update(self) -> None:
-        """Score the response positions the generator ran since the last call."""
-        for h in self._chunks:
-            first = max(self.prompt_length - self._seen, 0)
-            if first < len(h):
-                probs = self.monitor.token_head(self.norm(h[first:])).softmax(-1)[:, 1].tolist()
-                for p in probs:
-                    if self.tally.record(p).stop:
-                        break
-            self._seen += len(h)
-        self._chunks.clear()
+    def take(self, first: int, end: int, batch: int) -> torch.Tensor:
+        """``(batch, end - first)`` token probabilities of positions ``[first, end)`` from the one chunk captured
+        since the last call, which must end at ``end`` (the generator's last forward input)."""
+        chunks, self._chunks = self._chunks, []
+        if len(chunks) != 1:
+            raise RuntimeError(f"the generator ran {len(chunks)} forward passes between two stopping checks; the "
+                               "shared tap follows one forward per new token (greedy or sampled decoding; not "
+                               "assisted or speculative decoding)")
+        h = chunks[0]
+        if h.shape[0] != batch:
+            raise ValueError(f"the generator ran {h.shape[0]} rows but `input_ids` has {batch}")
+        start = end - h.shape[1]
+        if first < start:
+            raise RuntimeError(f"positions {first}..{start - 1} were never run through the tapped layer (the "
+                               f"chunk covers {start}..{end - 1}): was the criterion attached after generation "
+                               "started?")
+        sel = h[:, first - start:]
+        return self.monitor.token_head(self.norm(sel)).softmax(-1)[..., 1].float()
 
     def close(self) -> None:
         """Remove the hook from the generator (idempotent)."""
         if self._hook is not None:
             self._hook.remove()
             self._hook = None
+        self._chunks = []
 
 
 class SCMStoppingCriteria:
-    """``transformers`` stopping criterion: stop ``generate`` once the monitor flags the answer.
+    """``transformers`` stopping criterion: stop each row of ``generate`` once the monitor flags its answer.
 
     Parameters
     ----------
@@ -206,7 +223,9 @@ class SCMStoppingCriteria:
     policy : DelayKPolicy
         The (k, tau) rule, chosen on validation data.
     prompt_length : int
-        Number of prompt tokens in ``input_ids`` (everything after them is the answer being watched).
+        Number of prompt tokens in ``input_ids`` (everything after them is the answer being watched). It may
+        be shorter than the prompt (a prefill is then watched as answer), never longer: ValueError at the first
+        step of ``generate``.
     generator : PreTrainedModel, optional
         The generating LM, when the monitor's frozen backbone is its first ``n`` layers (the usual set-up: a
         monitor reading layer ``n`` of the model it guards). The monitor then reads the generator's own hidden
@@ -215,12 +234,25 @@ class SCMStoppingCriteria:
         A token's hidden state exists only once the generator has run it, i.e. in the forward pass that
         produces the next token, so the stop comes one token later than with ``generator=None`` (the scores
         themselves are the same). Use it as a context manager, or call :meth:`close`, to remove the hook.
+    pad_token_id : int, optional
+        Own-backbone mode with a left-padded batch: leading ``pad_token_id`` tokens of each row's prompt are
+        dropped before the monitor reads it (the shared tap needs nothing: the generator masks the padding).
 
     Notes
     -----
-    Works with batch size 1 and each new token fed once (greedy or sampling, no beam search). After
-    ``generate`` returns, ``session`` holds the scores (``probs``, ``harmful_count``, ``stopped_at``) and
-    ``stopped`` says whether the monitor cut the answer.
+    The contract (tests/scm/test_scm_hook.py):
+
+    - **one score per generated token**, with or without the generator's KV cache (``use_cache=False``): the
+      own-backbone session feeds each new token once; the tap reads only the unscored tail of each forward.
+    - **batched**: returns one bool per row, as transformers' criteria do, so ``generate`` finishes each row on
+      its own (the stopped row is padded while the others go on); ``sessions[b]`` holds row ``b``'s scores
+      (``probs``, ``harmful_count``, ``stopped_at``) and ``stopped_rows`` the flags. A stopped row is not
+      scored further. ``session`` is the single row's tally at batch 1.
+    - **reuse**: a ``generate`` whose prompt differs from the last one's (or whose length does not extend it by
+      one token) starts fresh sessions; :meth:`reset` forces it. A ``generate`` on the previous output (same
+      prompt, one token longer) continues the watched answer.
+    - greedy or sampled decoding only: beam search (rows whose earlier tokens change between steps) is refused
+      with a ValueError, as is a ``prompt_length`` longer than the prompt.
 
     Examples
     --------
@@ -228,37 +260,97 @@ class SCMStoppingCriteria:
     ...     out = lm.generate(ids, stopping_criteria=[crit], max_new_tokens=64)
     """
 
-    def __init__(self, monitor, policy: DelayKPolicy, prompt_length: int, generator=None):
+    def __init__(self, monitor, policy: DelayKPolicy, prompt_length: int, generator=None, pad_token_id=None):
         if isinstance(prompt_length, bool) or not isinstance(prompt_length, numbers.Integral) or prompt_length < 1:
             raise ValueError(f"`prompt_length` must be an integer >= 1; got {prompt_length!r}")
         if not isinstance(policy, DelayKPolicy):
             raise TypeError(f"`policy` must be a DelayKPolicy; got {type(policy).__name__}")
+        if pad_token_id is not None and (isinstance(pad_token_id, bool) or not isinstance(pad_token_id,
+                                                                                          numbers.Integral)):
+            raise ValueError(f"`pad_token_id` must be an integer or None; got {pad_token_id!r}")
         self.monitor, self.policy, self.prompt_length = monitor, policy, int(prompt_length)
-        self.session: ScoreTally | None = None
-        self.tap = None
-        if generator is not None:
-            self.tap = SharedBackboneTap(monitor, generator, self.prompt_length, policy)
-            self.session = self.tap.tally
+        self.pad_token_id = None if pad_token_id is None else int(pad_token_id)
+        self.sessions: list[ScoreTally] = []
+        self._last: torch.Tensor | None = None  # input_ids of the previous step
+        self._scored_to = 0  # shared tap: positions scored so far (the same for every row)
+        self.tap = SharedBackboneTap(monitor, generator) if generator is not None else None
+
+    @property
+    def session(self) -> ScoreTally | None:
+        """The tally of a batch-1 ``generate`` (None before the first step); for a batch read ``sessions``."""
+        if len(self.sessions) > 1:
+            raise ValueError(f"the last generate ran {len(self.sessions)} rows: read `sessions[b]` for row b")
+        return self.sessions[0] if self.sessions else None
+
+    @property
+    def stopped_rows(self) -> torch.Tensor:
+        """One bool per row of the last ``generate``: did the monitor cut it."""
+        return torch.tensor([bool(s.stopped_at) for s in self.sessions], dtype=torch.bool)
 
     @property
     def stopped(self) -> bool:
-        return bool(self.session is not None and self.session.stopped_at)
+        """Whether the monitor cut any row of the last ``generate``."""
+        return bool(self.stopped_rows.any()) if self.sessions else False
+
+    def reset(self) -> None:
+        """Forget the last ``generate``; the next step starts fresh sessions."""
+        self.sessions, self._last, self._scored_to = [], None, 0
+
+    def _is_new_generate(self, ids: torch.Tensor) -> bool:
+        last, p = self._last, self.prompt_length
+        return (last is None or ids.shape[0] != last.shape[0] or ids.shape[1] != last.shape[1] + 1
+                or not torch.equal(ids[:, :p], last[:, :p]))
+
+    def _begin(self, ids: torch.Tensor) -> None:
+        n_prompt = ids.shape[1] - 1  # the first step of generate sees the prompt plus one new token
+        if self.prompt_length > n_prompt:
+            raise ValueError(f"`prompt_length` ({self.prompt_length}) is longer than the prompt in `input_ids` "
+                             f"({n_prompt} tokens before the first generated one): the monitor would watch "
+                             "nothing of the answer")
+        if self.tap is None:
+            self.sessions = [self.monitor.start(self._strip(row[: self.prompt_length]), self.policy) for row in ids]
+        else:
+            self.tap.discard_stale()
+            self.sessions = [ScoreTally(self.policy) for _ in range(ids.shape[0])]
+            self._scored_to = self.prompt_length
+
+    def _strip(self, prompt: torch.Tensor) -> torch.Tensor:
+        if self.pad_token_id is None:
+            return prompt
+        real = (prompt != self.pad_token_id).nonzero()
+        if real.numel() == 0:
+            raise ValueError(f"a prompt row is all `pad_token_id` ({self.pad_token_id})")
+        return prompt[int(real[0, 0]):]
 
     def __call__(self, input_ids: torch.LongTensor, scores=None, **kwargs) -> torch.BoolTensor:
-        if input_ids.ndim != 2 or input_ids.shape[0] != 1:
-            raise ValueError(f"SCMStoppingCriteria supports batch size 1; got input_ids {tuple(input_ids.shape)}")
-        if self.tap is not None:
-            if self.tap._hook is None:
-                raise RuntimeError("this SCMStoppingCriteria was closed; make a new one for each generate call")
-            self.tap.update()
-            return torch.tensor([self.stopped], dtype=torch.bool)
-        if self.session is None:
-            self.session = self.monitor.start(input_ids[0, : self.prompt_length], self.policy)
-        fed = self.prompt_length + len(self.session.probs)
-        for tok in input_ids[0, fed:].tolist():
-            if self.session.step(tok).stop:
-                break
-        return torch.tensor([self.stopped], dtype=torch.bool)
+        if not isinstance(input_ids, torch.Tensor) or input_ids.ndim != 2:
+            raise ValueError(f"`input_ids` must be a (batch, length) tensor; got {getattr(input_ids, 'shape', None)}")
+        if self.tap is not None and self.tap.closed:
+            raise RuntimeError("this SCMStoppingCriteria was closed; make a new one for each generate call")
+        ids = input_ids.detach()
+        if self._is_new_generate(ids):
+            self._begin(ids)
+        elif not torch.equal(ids[:, :-1], self._last):
+            raise ValueError("the rows' earlier tokens changed between two steps (beam search reorders its rows): "
+                             "the monitor follows greedy or sampled decoding only")
+        self._last = ids.clone()
+        if self.tap is None:
+            for row, sess in zip(ids, self.sessions):
+                if sess.stopped_at:
+                    continue
+                fed = self.prompt_length + len(sess.probs)
+                for tok in row[fed:].tolist():
+                    if sess.step(tok).stop:
+                        break
+        else:
+            end = ids.shape[1] - 1  # the newest token has not been run by the generator yet
+            probs = self.tap.take(self._scored_to, end, ids.shape[0]).tolist()
+            self._scored_to = end
+            for row, sess in zip(probs, self.sessions):
+                for p in row:
+                    if sess.stopped_at or sess.record(p).stop:
+                        break
+        return self.stopped_rows.to(input_ids.device)
 
     def close(self) -> None:
         """Remove the generator hook of a shared-backbone criterion (no-op otherwise)."""
