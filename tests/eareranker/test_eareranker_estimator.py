@@ -124,6 +124,7 @@ def test_crossencoder_keywords(planted, fitted):
         fitted.rank(Q[0], X[:5], batch_size=0)
 
 
+@pytest.mark.filterwarnings("ignore:EARerankerEstimator predictions collapsed")  # 2 steps on 3 pairs
 def test_text_pairs_through_encode_fn(planted):
     enc = HashedBowEncoder(dim=16)
     texts = ["the capital of Xand", "Xand has capital Mor", "weather report today", "capital of Xand is Mor"]

@@ -1,8 +1,11 @@
 """The EAReranker reproduction runs end to end at smoke scale (hashed bag-of-words embeddings)."""
 
+import pytest
+
 from neurips25.repro.runner import run_one
 
 
+@pytest.mark.filterwarnings("ignore:EARerankerEstimator predictions collapsed")  # 30 steps at smoke scale
 def test_smoke_reproduction(tmp_path):
     res = run_one("eareranker", "smoke", 0, str(tmp_path))
     assert res["status"] == "ok", res["error"]

@@ -82,8 +82,8 @@ class Config:
 
 
 SMOKE = Config(n_entities=60, encoder="hash", max_seq_length=64, n_chunks=2, d_model=16, n_layers=1,
-               dim_feedforward=32, max_steps=60, n_seeds=2, shared_pairs=32, ce_val_pairs=16, ce_test_queries=4,
-               ce_max_epochs=2, timing_lengths=(50, 500, 2000), timing_pairs=8, timing_reps=2)
+               dim_feedforward=32, max_steps=30, n_seeds=2, shared_pairs=32, ce_val_pairs=16, ce_test_queries=4,
+               ce_max_epochs=2, timing_lengths=(50, 500, 2000), timing_pairs=8, timing_reps=1)
 QUICK = Config(n_entities=240, encoder="minilm", max_seq_length=128, n_chunks=4, d_model=32, n_layers=2,
                dim_feedforward=64, max_steps=500, n_seeds=3, shared_pairs=256, ce_val_pairs=64,
                ce_test_queries=40, ce_max_epochs=3)
