@@ -64,6 +64,8 @@ def test_session_bad_inputs(monitor):
     sess = monitor.start([1, 2])
     with pytest.raises(ValueError, match="`token_id` must be a non-negative integer"):
         sess.step(-1)
+    with pytest.raises(ValueError, match="outside the backbone's vocabulary"):
+        sess.step(10**6)  # was an IndexError from the embedding (review 6)
     with pytest.raises(ValueError, match="heads-only"):
         StreamingContentMonitor(None, hidden_size=8).start([1])
 

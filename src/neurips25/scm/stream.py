@@ -103,8 +103,10 @@ class StreamSession(ScoreTally):
                              f"{ids.dtype}")
         super().__init__(policy)
         self.monitor = monitor
+        param = next(monitor.backbone.parameters(), None)
+        self._device = param.device if param is not None else torch.device("cpu")  # e.g. input_ids on CUDA
         with torch.no_grad():
-            _, self._cache = call_backbone(monitor.backbone, ids.long()[None], use_cache=True)
+            _, self._cache = call_backbone(monitor.backbone, ids.long()[None].to(self._device), use_cache=True)
         if self._cache is None:
             raise ValueError("`backbone` returned no KV cache; streaming needs `use_cache=True` support")
 
@@ -117,10 +119,13 @@ class StreamSession(ScoreTally):
             token_id = int(token_id.item())
         if isinstance(token_id, bool) or not isinstance(token_id, numbers.Integral) or token_id < 0:
             raise ValueError(f"`token_id` must be a non-negative integer; got {token_id!r}")
+        vocab = getattr(getattr(self.monitor.backbone, "config", None), "vocab_size", None)
+        if isinstance(vocab, numbers.Integral) and token_id >= vocab:
+            raise ValueError(f"`token_id` {token_id} is outside the backbone's vocabulary ({vocab} tokens)")
         was_training = self.monitor.training
         self.monitor.eval()
-        h, self._cache = call_backbone(self.monitor.backbone, torch.tensor([[int(token_id)]]), cache=self._cache,
-                                       use_cache=True)
+        h, self._cache = call_backbone(self.monitor.backbone, torch.tensor([[int(token_id)]], device=self._device),
+                                       cache=self._cache, use_cache=True)
         logits = self.monitor.token_head(h[0, -1])
         self.monitor.train(was_training)
         return self.record(float(logits.softmax(-1)[1]))
