@@ -22,11 +22,9 @@ def _flux_inputs(dtype=torch.float32, seed=0):
 
 
 def _install_per_layer(flux):
-    from neurips25.shoefit import LayeredRefAttnProcessor
+    from neurips25.shoefit import install_layered_ref_attention
 
-    procs = {name: LayeredRefAttnProcessor(flux.inner_dim) for name in flux.attn_processors}
-    flux.set_attn_processor(dict(procs))  # diffusers pops the entries it installs
-    return procs
+    return install_layered_ref_attention(flux)
 
 
 def _train(procs, seed=1):
@@ -61,8 +59,7 @@ def _trained_local(tmp_path):
     assert (out - ref).abs().max() > 1e-3
 
 
-@row(C, "diffusers", "bfloat16 forward with per-layer processors runs and returns bfloat16", xfail=ISSUE,
-     reason="the background branch promotes to float32 (dtype mismatch in to_mod)")
+@row(C, "diffusers", "bfloat16 forward with per-layer processors runs and returns bfloat16")
 def _bf16(tmp_path):
     flux = flux_transformer()
     _train(_install_per_layer(flux))
@@ -72,18 +69,22 @@ def _bf16(tmp_path):
     assert out.dtype == LOW_PRECISION and torch.isfinite(out.float()).all()
 
 
-@row(C, "diffusers", "save_pretrained / from_pretrained keeps the trained per-layer processor weights (by value)",
-     xfail=ISSUE, reason="FluxTransformer2DModel.from_pretrained drops the processor weights")
+@row(C, "diffusers", "save_pretrained / load_layered_ref_attention keeps the trained per-layer processor weights "
+     "(by value)")
 def _save_load(tmp_path):
-    from diffusers import FluxTransformer2DModel
+    from neurips25.shoefit import load_layered_ref_attention
 
     flux = flux_transformer()
-    _train(_install_per_layer(flux))
+    procs = _install_per_layer(flux)
+    _train(procs)
     inputs = _flux_inputs()
     with torch.no_grad():
         ref = flux(**inputs)[0]
     flux.save_pretrained(tmp_path)
-    again = FluxTransformer2DModel.from_pretrained(tmp_path).eval()
+    again = load_layered_ref_attention(tmp_path).eval()
+    for name, p in procs.items():
+        q = again.attn_processors[name]
+        assert q is not p and all(torch.equal(a, b) for a, b in zip(p.state_dict().values(), q.state_dict().values()))
     with torch.no_grad():
         out = again(**inputs)[0]
     assert_close(out, ref, atol=1e-6, what="FLUX output after save_pretrained / from_pretrained")
@@ -125,13 +126,28 @@ def _own_save_load(tmp_path):
         assert_close(again(*_shoefit_inputs()), ref, atol=1e-6, what="ShoeFitTransformer output after the round trip")
 
 
-@row(C, "diffusers", "ShoeFitTransformer (layered) bfloat16 forward runs and returns bfloat16", xfail=ISSUE,
-     reason="the background branch promotes to float32")
+@row(C, "diffusers", "ShoeFitTransformer (layered) bfloat16 forward runs and returns bfloat16")
 def _own_bf16(tmp_path):
     m = _shoefit_model().to(LOW_PRECISION)
     with torch.no_grad():
         out = m(*_shoefit_inputs(LOW_PRECISION))
     assert out.dtype == LOW_PRECISION and torch.isfinite(out.float()).all()
+
+
+@row(C, "accelerate", "processors installed under an enable_model_cpu_offload-style hook: the hook stays, the "
+     "forward runs through it")
+def _offload_hook(tmp_path):
+    from accelerate import cpu_offload_with_hook
+
+    flux = flux_transformer()
+    flux, hook = cpu_offload_with_hook(flux, execution_device="cpu")
+    before = flux._hf_hook
+    _train(_install_per_layer(flux))
+    assert flux._hf_hook is before and hasattr(flux, "_old_forward"), "the offload hook was removed"
+    with torch.no_grad():
+        out = flux(**_flux_inputs())[0]
+    assert torch.isfinite(out).all()
+    hook.offload()
 
 
 @row(C, "diffusers", "ShoeFitPipeline with FlowMatchEulerDiscreteScheduler (the docs' scheduler): seeded, "

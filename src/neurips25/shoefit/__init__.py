@@ -7,7 +7,9 @@ the abstract is public; everything beyond its component names is reconstructed (
   beside the target, equal to diffusers' ``FluxPosEmbed`` (against viewpoint misalignment);
 * :class:`LayeredRefAttnProcessor`: a diffusers attention processor in which the background only modulates
   shoe tokens (a zero-initialised scale / shift; plain attention at initialisation), against
-  background-induced colour distortion;
+  background-induced colour distortion; :func:`install_layered_ref_attention` puts one per layer in a stock
+  diffusers transformer (e.g. ``FluxTransformer2DModel``) and :func:`load_layered_ref_attention` reloads a saved
+  one with those trained processors;
 * :class:`ShoeFitTransformer` (diffusers ``ModelMixin``) and :class:`ShoeFitPipeline` (``DiffusionPipeline`` with
   ``FlowMatchEulerDiscreteScheduler``): target stream denoised, reference stream never noised and read one way,
   so it is cached across sampling steps;
@@ -26,6 +28,7 @@ Example::
 
 from neurips25.shoefit.attention import LayeredRefAttnProcessor
 from neurips25.shoefit.data import MVShoesLite, render
+from neurips25.shoefit.install import install_layered_ref_attention, load_layered_ref_attention
 from neurips25.shoefit.metrics import contamination_slope, masked_psnr, side_color_accuracy
 from neurips25.shoefit.model import ShoeFitTransformer
 from neurips25.shoefit.pipeline import ShoeFitPipeline, rectified_flow_loss
@@ -38,6 +41,8 @@ __all__ = [
     "ShoeFitPipeline",
     "ShoeFitTransformer",
     "contamination_slope",
+    "install_layered_ref_attention",
+    "load_layered_ref_attention",
     "masked_psnr",
     "multiview_rope_ids",
     "rectified_flow_loss",

@@ -24,6 +24,8 @@ caching the reference stream across sampling steps: pass the cached ``ref_kv`` a
 from __future__ import annotations
 
 import numbers
+import warnings
+import weakref
 
 import torch
 import torch.nn.functional as F
@@ -84,8 +86,12 @@ class LayeredRefAttnProcessor(nn.Module):
     stream first). ``ref_kv``: the reference keys (rotated) and values of this layer, ``(B, N_ref, H, D)``
     each, from an earlier call that appended them to the list ``ref_kv_out``.
 
-    >>> proc = LayeredRefAttnProcessor(64)
-    >>> model.set_attn_processor(proc)                                                   # doctest: +SKIP
+    Install one instance per attention layer (:func:`install_layered_ref_attention`); an instance called by
+    several layers warns (its weights would be tied across them). Reload a saved FLUX with its trained
+    processors through :func:`load_layered_ref_attention` (a stock ``from_pretrained`` drops them). The output
+    keeps the dtype of ``hidden_states`` (bfloat16 / float16 FLUX).
+
+    >>> procs = install_layered_ref_attention(flux)                                      # doctest: +SKIP
     """
 
     def __init__(self, dim, mode: str = "modulate", one_way: bool = False):
@@ -102,11 +108,31 @@ class LayeredRefAttnProcessor(nn.Module):
             self.to_bg = nn.Linear(self.dim, self.dim)
             self.gate = nn.Parameter(torch.zeros(self.dim))
 
+        self._owner, self._warned_shared = None, False  # the first attention that called this instance (weakly)
+
     def extra_repr(self) -> str:
         return f"dim={self.dim}, mode={self.mode!r}, one_way={self.one_way}"
 
+    def __getstate__(self):
+        # pickle / deepcopy: the copy belongs to whichever attention calls it next
+        state = dict(self.__dict__)
+        state["_owner"], state["_warned_shared"] = None, False
+        return state
+
+    def _check_owner(self, attn) -> None:
+        owner = None if self._owner is None else self._owner()
+        if owner is None:
+            self._owner = weakref.ref(attn)
+        elif owner is not attn and not self._warned_shared:
+            self._warned_shared = True
+            warnings.warn("one LayeredRefAttnProcessor instance is called by several attention layers (e.g. "
+                          "model.set_attn_processor(LayeredRefAttnProcessor(dim))): their modulation weights are "
+                          "tied and save_pretrained fails on the shared tensors; build one processor per layer with "
+                          "neurips25.shoefit.install_layered_ref_attention(model)", UserWarning, stacklevel=3)
+
     def __call__(self, attn, hidden_states, encoder_hidden_states=None, attention_mask=None, image_rotary_emb=None,
                  shoe_mask=None, bg_mask=None, ref_kv=None, ref_kv_out=None):
+        self._check_owner(attn)
         return super().__call__(attn, hidden_states, encoder_hidden_states, attention_mask, image_rotary_emb,
                                 shoe_mask, bg_mask, ref_kv, ref_kv_out)
 
@@ -169,7 +195,8 @@ class LayeredRefAttnProcessor(nn.Module):
             # background layer: shoe queries read background keys only (rows with no background read nothing)
             allowed = (bg > 0.5)[:, None, None, :].expand(B, 1, N, N)
             has_bg = allowed.any(-1, keepdim=True)
-            a_bg = _sdpa(q, k, v, allowed | ~has_bg) * has_bg[:, 0, :, :1].float()
+            # keep the activation dtype (bfloat16 / float16 FLUX): a float32 factor would promote a_bg
+            a_bg = _sdpa(q, k, v, allowed | ~has_bg) * has_bg[:, 0, :, :1].to(q.dtype)
             s = shoe[..., None].to(out.dtype)
             if self.mode == "modulate":
                 gamma, beta = self.to_mod(a_bg).chunk(2, dim=-1)

@@ -23,12 +23,25 @@ def _check(pred, gt, mask):
                          f"{tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__}")
 
 
+def _check_range(mask):
+    if not torch.isfinite(mask).all() or mask.min() < 0 or mask.max() > 1:
+        raise ValueError("mask must hold values in [0, 1] (1 = shoe pixel); got values in "
+                         f"[{float(mask.min()):.3g}, {float(mask.max()):.3g}]")
+
+
 def masked_psnr(pred: torch.Tensor, gt: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """PSNR (dB, peak 1 in [0, 1] units) over the mask's pixels, per image: ``(B,)``."""
+    """PSNR (dB, peak 1 in [0, 1] units) over the mask's pixels, per image: ``(B,)``; NaN for an empty mask.
+
+    The mask weighs pixels and must lie in [0, 1]; an image whose mask is all zero has no shoe to score and gets
+    NaN (not a perfect score). A perfect prediction is capped at 100 dB.
+    """
     _check(pred, gt, mask)
+    _check_range(mask)
+    area = mask.sum((1, 2, 3))
     se = (((pred - gt) / 2) ** 2 * mask).sum((1, 2, 3))
-    mse = se / (3 * mask.sum((1, 2, 3))).clamp_min(1)
-    return -10 * torch.log10(mse.clamp_min(1e-10))
+    mse = se / (3 * area).clamp_min(1e-12)
+    psnr = -10 * torch.log10(mse.clamp_min(1e-10))
+    return torch.where(area > 0, psnr, torch.full_like(psnr, float("nan")))
 
 
 def side_color_accuracy(pred: torch.Tensor, labels: torch.Tensor, side: torch.Tensor,
@@ -59,12 +72,24 @@ def contamination_slope(pred: torch.Tensor, gt: torch.Tensor, bg_mean: torch.Ten
     does not count). The ground truth already contains the physical environment tint, so a model that
     renders the scene light correctly has slope 0; one that copies background colour into the shoe has a
     positive slope.
+
+    Images with an empty mask are left out (they have no shoe colour). NaN when the slope is not defined: fewer
+    than two images remain, or the background colour does not vary over them (a constant background says
+    nothing about a leak; it is not "no leak").
     """
     _check(pred, gt, mask)
+    _check_range(mask)
     if not isinstance(bg_mean, torch.Tensor) or bg_mean.shape != (pred.shape[0], 3):
         raise ValueError(f"bg_mean must have shape (B, 3) = ({pred.shape[0]}, 3)")
-    m = mask.sum((2, 3)).clamp_min(1)
+    keep = mask.sum((1, 2, 3)) > 0
+    pred, gt, mask, bg_mean = pred[keep], gt[keep], mask[keep], bg_mean[keep]
+    if pred.shape[0] < 2:
+        return float("nan")
+    m = mask.sum((2, 3))
     e = (((pred - gt) / 2) * mask).sum((2, 3)) / m  # (B, 3)
     x = bg_mean - bg_mean.mean(0)
     y = e - e.mean(0)
-    return float((x * y).sum() / (x * x).sum().clamp_min(1e-12))
+    sxx = (x * x).sum()
+    if not sxx > 1e-12 * max(1.0, float((bg_mean * bg_mean).sum())):
+        return float("nan")
+    return float((x * y).sum() / sxx)

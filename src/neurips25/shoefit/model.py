@@ -144,6 +144,9 @@ class ShoeFitTransformer(ModelMixin, ConfigMixin):
                 raise ValueError(f"{name} has batch {x.shape[0]} but noisy_target has {noisy_target.shape[0]}")
             if not torch.isfinite(x).all():
                 raise ValueError(f"{name} contains NaN or inf")
+        if mask.min() < 0 or mask.max() > 1:  # a 0..255 mask would scale the modulation and the input silently
+            raise ValueError(f"mask must hold values in [0, 1] (1 = shoe pixel); got values in "
+                             f"[{float(mask.min()):.3g}, {float(mask.max()):.3g}]")
 
     def _check_refs(self, ref_views, batch):
         S, ch = self.config.sample_size, self.config.ref_channels

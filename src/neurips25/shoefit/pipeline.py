@@ -69,6 +69,10 @@ def rectified_flow_loss(transformer: ShoeFitTransformer, batch: dict, generator=
     ``ref_views``, e.g. to keep view 0 only).
     """
     x0, mask = batch["target"], batch["mask"]
+    if not isinstance(mask, torch.Tensor) or not torch.isfinite(mask).all() or mask.min() < 0 or mask.max() > 1:
+        raise ValueError("batch['mask'] must be a tensor with values in [0, 1] (it weighs the loss); got "
+                         + (f"values in [{float(mask.min()):.3g}, {float(mask.max()):.3g}]"
+                            if isinstance(mask, torch.Tensor) and mask.numel() else type(mask).__name__))
     refs = batch["ref_views"] if ref_views is None else ref_views
     eps = torch.randn(x0.shape, generator=generator)
     t = torch.rand(x0.shape[0], generator=generator)
