@@ -5,11 +5,12 @@ import warnings
 
 import pytest
 import torch
-from diffusers import FluxTransformer2DModel
+from diffusers import FlowMatchEulerDiscreteScheduler, FluxTransformer2DModel
 
 from neurips25.shoefit import (
     LayeredRefAttnProcessor,
     MVShoesLite,
+    ShoeFitPipeline,
     ShoeFitTransformer,
     contamination_slope,
     install_layered_ref_attention,
@@ -89,8 +90,12 @@ def test_shoefit_transformer_bf16_forward():
         x = torch.randn(1, 3, 8, 8, dtype=torch.bfloat16)
         mask = torch.zeros(1, 1, 8, 8, dtype=torch.bfloat16)
         mask[..., 2:6, 2:6] = 1
-        out = m(x, x, mask, torch.randn(1, 2, 3, 8, 8, dtype=torch.bfloat16), torch.tensor([0.3]))
+        refs = torch.randn(1, 2, 3, 8, 8, dtype=torch.bfloat16)
+        out = m(x, x, mask, refs, torch.tensor([0.3]))
     assert out.dtype == torch.bfloat16
+    image = ShoeFitPipeline(m, FlowMatchEulerDiscreteScheduler())(refs, x * (1 - mask), mask, num_inference_steps=2,
+                                                                   generator=torch.Generator().manual_seed(0))
+    assert image.dtype == torch.bfloat16 and torch.isfinite(image.float()).all()
 
 
 def test_save_pretrained_then_loader_keeps_trained_weights_by_value(tmp_path):
