@@ -197,3 +197,23 @@ def test_mask_range_checked_in_forward_and_loss():
         rectified_flow_loss(m, batch)
     with pytest.raises(ValueError, match=r"mask must hold values in \[0, 1\]"):
         m(data.model_image, data.model_image, data.mask * 255, data.ref_views, 0.5)
+
+
+def test_single_stream_modulation_touches_only_the_image_shoe_tokens():
+    # review #22 section 4: a swapped pad side (mask on the text tokens) passed every test; trained weights here
+    from diffusers.models.transformers.transformer_flux import FluxAttnProcessor
+
+    attn = _flux().single_transformer_blocks[0].attn
+    proc = LayeredRefAttnProcessor(attn.out_dim)
+    _train({"p": proc})
+    g = torch.Generator().manual_seed(3)
+    n_txt, n_img = 3, H * W
+    x = torch.randn(2, n_txt + n_img, attn.out_dim, generator=g)
+    shoe = torch.zeros(2, n_img)
+    shoe[:, 5:11] = 1.0
+    with torch.no_grad():
+        stock = FluxAttnProcessor()(attn, x)
+        out = proc(attn, x, shoe_mask=shoe)
+    diff = (out - stock).abs().amax(-1)  # (2, n_txt + n_img)
+    assert diff[:, :n_txt].max() <= 1e-6, "text tokens were modulated"
+    assert diff[:, n_txt:][shoe == 0].max() <= 1e-6 and diff[:, n_txt:][shoe == 1].min() > 1e-4
