@@ -414,6 +414,9 @@ def readme_table(results: dict[str, dict], docs: Path | None = None) -> str:
             head = headline_verdict(res["claims"]).replace("_", " ")
             claims = describe_claims(res["claims"])
             times = f"{_time(res.get('wall_s'))} / {_time(res.get('cpu_s'))}"
+            n_seeds = len(res.get("seeds") or [])
+            if n_seeds > 1:  # a multi-seed result's times are sums; the ceiling is per seed
+                times += f" (sum of {n_seeds} seeds)"
         lines.append("| " + " | ".join(_md_cell(x) for x in (
             name, info.title, info.ecosystem, info.extra if info.extra != "core" else "-", head, claims, times,
             _time(info.quick_budget_s) if info.quick_budget_s else "-")) + " |")
