@@ -66,3 +66,15 @@ def test_c5_arms_run_with_one_budget(tmp_path):
     assert d["n_heldout"] == 3 and d["max_tokens_all_arms"] == 8 and len(d["runs"]["cot"]) == 1
     assert set(m) == set(ctl) and -1 <= m["gain_min"] <= 1 and m["before_pass"] == ctl["before_pass"]
     assert not any(n.startswith("base_model") for n, _ in lm.named_modules())  # the untuned model is untouched
+
+
+def test_flat_keeps_numpy_scalar_figures():
+    """c3's rule reads these figures: a numpy float32 / int64 must not be dropped silently."""
+    import types
+
+    import numpy as np
+
+    from neurips25.chemcot.reproduce import _flat
+
+    report = types.SimpleNamespace(subtasks={"qed": {"success": np.float32(0.5), "n": np.int64(20), "ok": True}})
+    assert _flat(report) == {"qed_success": 0.5, "qed_n": 20.0}

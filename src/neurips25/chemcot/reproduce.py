@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import numbers
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -323,7 +324,7 @@ def _flat(report) -> dict:
     out = {}
     for s, m in report.subtasks.items():
         for k, v in m.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if isinstance(v, numbers.Real) and not isinstance(v, bool):  # numpy scalars too
                 out[f"{s}_{k}"] = round(float(v), 6)
     return out
 
