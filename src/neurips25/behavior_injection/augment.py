@@ -132,6 +132,24 @@ def filler_like(problem: Problem, n_words: int, rng: np.random.Generator | int) 
     return " ".join(out) + " " + format_answer(problem.answer)
 
 
+def check_against_reference(dag: ReasoningDAG, answer_text: str) -> None:
+    """Raise ValueError when ``dag`` contradicts a value ``answer_text`` states, or its final answer."""
+    from neurips25.behavior_injection.tasks import stated_values
+
+    if not isinstance(dag, ReasoningDAG):
+        raise TypeError(f"`dag_extractor` must return (ReasoningDAG, order), got {type(dag).__name__}")
+    wrong = {n: (v, dag.value[n]) for n, v in stated_values(answer_text).items()
+             if n in dag.value and dag.value[n] != v}
+    if wrong:
+        shown = ", ".join(f"{n}: reference {a}, graph {b}" for n, (a, b) in list(wrong.items())[:4])
+        raise ValueError(f"`dag_extractor` returned a graph whose values contradict the reference solution "
+                         f"({shown}); a wrong modulus or parser would write wrong chains")
+    final = parse_answer(answer_text)
+    if final is not None and final != str(dag.value[dag.query]):
+        raise ValueError(f"`dag_extractor` returned a graph whose query {dag.query!r} has value "
+                         f"{dag.value[dag.query]}, but the reference answer is {final}")
+
+
 class BehaviorInjector:
     """BRIDGE augmentation as an object: ``inject(problem)`` returns the augmented SFT completion.
 
@@ -164,11 +182,16 @@ class BehaviorInjector:
     def inject_qa(self, question: str, answer_text: str,
                   dag_extractor: Callable[[str, str], tuple[ReasoningDAG, Sequence[str]]]) -> str:
         """Task-agnostic form: ``dag_extractor(question, answer_text) -> (dag, order)`` gives the solution graph;
-        the final answer word of ``answer_text`` is kept as it is."""
+        the final answer word of ``answer_text`` is kept as it is.
+
+        The extracted graph must reproduce what the reference states (every ``N = ... = v`` value and the
+        final answer as the query's value); otherwise ValueError: injected steps would carry wrong values.
+        """
         final = parse_answer(answer_text)
         if final is None:
             raise ValueError("`answer_text` must end with a final answer `ANS v`")
         dag, order = dag_extractor(question, answer_text)
+        check_against_reference(dag, answer_text)
         steps = inject_behaviors(dag, self.p_explore, self.p_exploit, self.rng, order=order)
         return " ".join(steps) + f" ANS {final}"
 

@@ -122,7 +122,7 @@ class Countdown:
             value[n] = apply_op(op[n], value[a], value[b], self.mod)
             available = [x for x in available if x not in (a, b)] + [n]
             order.append(n)
-        dag = ReasoningDAG(tuple(parents), parents, op, value, order[-1])
+        dag = ReasoningDAG(tuple(parents), parents, op, value, order[-1], mod=self.mod)
         question = " ".join(f"{n} = {value[n]} ;" for n in leaves) + f" reach {value[order[-1]]} :"
         cot = " ".join(solve_step(dag, n) for n in order)
         return Problem(question, cot, value[order[-1]], dag, tuple(order))

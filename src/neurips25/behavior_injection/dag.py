@@ -9,6 +9,7 @@ locked nodes and its exploitation on unlocked ones.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 
 OPS = ("+", "-", "*")
@@ -41,6 +42,10 @@ class ReasoningDAG:
         Value of every node.
     query : str
         The node the question asks for.
+    mod : int, optional
+        The arithmetic's modulus; when given, every inner node's value is checked against ``op(parents)``.
+
+    Every inner node has exactly two parents (the operations are binary).
 
     Examples
     --------
@@ -55,6 +60,7 @@ class ReasoningDAG:
     op: Mapping[str, str]
     value: Mapping[str, int]
     query: str
+    mod: int | None = None
 
     def __post_init__(self) -> None:
         nodes = tuple(self.nodes)
@@ -73,6 +79,9 @@ class ReasoningDAG:
             bad = [p for p in ps if p not in nodes]
             if bad:
                 raise ValueError(f"`parents[{n!r}]` names unknown nodes {bad}")
+            if ps and len(ps) != 2:
+                raise ValueError(f"`parents[{n!r}]` must name exactly 2 parents (an inner node is a binary "
+                                 f"operation) or none (a leaf), got {tuple(ps)}")
             if ps and self.op.get(n) not in OPS:
                 raise ValueError(f"`op[{n!r}]` must be one of {OPS} for an inner node, got {self.op.get(n)!r}")
         if any(n not in self.value for n in nodes):
@@ -80,6 +89,11 @@ class ReasoningDAG:
         if self.query not in nodes:
             raise ValueError(f"`query` must be a node, got {self.query!r}")
         self.topo_order()  # raises on a cycle
+        if self.mod is not None:
+            if isinstance(self.mod, bool) or not isinstance(self.mod, numbers.Integral) or self.mod < 2:
+                raise ValueError(f"`mod` must be an int >= 2 or None, got {self.mod!r}")
+            object.__setattr__(self, "mod", int(self.mod))
+            self.check_values(self.mod)
 
     # --- structure -------------------------------------------------------------------------------------
     def is_leaf(self, n: str) -> bool:

@@ -189,6 +189,8 @@ class GRPO:
     temperature : float, default 1.0
     n_inner : int, default 1
         Optimiser steps per batch of rollouts (mu of GRPO); with 1 the update is exactly on-policy.
+    max_grad_norm : float > 0 or None, default 1.0
+        Gradient-norm clipping of each update; None switches it off.
 
     Examples
     --------
@@ -213,10 +215,16 @@ class GRPO:
             raise ValueError(f"`lr` must be > 0, got {lr!r}")
         if not isinstance(n_inner, numbers.Integral) or n_inner < 1:
             raise ValueError(f"`n_inner` must be a positive int, got {n_inner!r}")
+        # a negative norm would make clip_grad_norm_ scale the gradient by a negative factor: the update would
+        # then descend the objective (minimise the reward) without any error
+        if max_grad_norm is not None and (isinstance(max_grad_norm, bool) or not isinstance(
+                max_grad_norm, numbers.Real) or not np.isfinite(float(max_grad_norm)) or float(max_grad_norm) <= 0):
+            raise ValueError(f"`max_grad_norm` must be a finite number > 0 (or None for no clipping), got "
+                             f"{max_grad_norm!r}")
         self.policy, self.tokenizer, self.ref = policy, tokenizer, ref
         self.group_size, self.beta, self.clip_eps = int(group_size), float(beta), float(clip_eps)
         self.max_new_tokens, self.temperature, self.n_inner = int(max_new_tokens), float(temperature), int(n_inner)
-        self.max_grad_norm = max_grad_norm
+        self.max_grad_norm = None if max_grad_norm is None else float(max_grad_norm)
         self.opt = torch.optim.AdamW(policy.parameters(), lr=float(lr), weight_decay=0.0, betas=(0.9, 0.99))
 
     def step(self, queries: Sequence[Any], reward_fn: Callable[[Any, str], float],
@@ -251,7 +259,7 @@ class GRPO:
                 J = grpo_objective(logp, old, adv, ro.completion_mask, self.clip_eps, self.beta, ref)
                 self.opt.zero_grad(set_to_none=True)
                 (-J).backward()
-                if self.max_grad_norm:
+                if self.max_grad_norm is not None:
                     torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.max_grad_norm)
                 self.opt.step()
                 obj = float(J.detach())

@@ -167,7 +167,7 @@ class MiniIGSM:
             a, b = parents[n]
             value[n] = apply_op(op[n], value[a], value[b], self.mod)
         nodes = tuple(leaves + inner)
-        dag = ReasoningDAG(nodes, parents, op, value, query)
+        dag = ReasoningDAG(nodes, parents, op, value, query, mod=self.mod)
         statements = [f"{n} = {value[n]} ;" if not parents[n] else f"{n} = {parents[n][0]} {op[n]} "
                       f"{parents[n][1]} ;" for n in nodes]
         order_idx = rng.permutation(len(statements))
@@ -222,11 +222,43 @@ def random_topological_order(dag: ReasoningDAG, rng: np.random.Generator) -> lis
     return order
 
 
-def parse_solution(question: str, completion: str, mod: int = 23) -> tuple[ReasoningDAG, list[str]]:
+_STEP_VALUE = re.compile(r"^(\S+) = (\S+) ([+\-*]) (\S+) = (\S+) [+\-*] (\S+) = (\S+)$")
+
+
+def stated_values(completion: str) -> dict[str, int]:
+    """The values a chain of thought states: ``{N: v}`` for each step ``N = X op Y = a op b = v`` (also the
+    operands' values ``X: a``, ``Y: b``); exploration (``try``) and restatement (``note``) segments are skipped,
+    an exploitation prefix ``since X = a , Y = b ,`` is read as well."""
+    if not isinstance(completion, str):
+        raise TypeError(f"`completion` must be a str, got {type(completion).__name__}")
+    out: dict[str, int] = {}
+    for seg in completion.split(";"):
+        seg = seg.strip()
+        if seg.startswith("since "):
+            seg = seg.rsplit(",", 1)[-1].strip()
+        m = _STEP_VALUE.match(seg)
+        if m is None:
+            continue
+        n, x, _, y, a, b, v = m.groups()
+        for name, val in ((x, a), (y, b), (n, v)):
+            if val.lstrip("-").isdigit():
+                out.setdefault(name, int(val))
+    return out
+
+
+def parse_solution(question: str, completion: str, mod: int | None = None) -> tuple[ReasoningDAG, list[str]]:
     """Rebuild ``(dag, order)`` from a mini-iGSM question and a reference completion (a DAG extractor for
-    :meth:`BehaviorInjector.inject_qa`): definitions from the question, the solving order from the steps."""
+    :meth:`BehaviorInjector.inject_qa`): definitions from the question, the solving order from the steps.
+
+    ``mod=None`` (default) takes each needed node's value from the completion itself (the values it states)
+    and keeps only the nodes the query depends on; with ``mod`` every value is recomputed in that arithmetic
+    and checked (a wrong ``mod`` raises instead of writing wrong chains). Before #48 the default was 23,
+    which silently rewrote the values of problems in any other modulus.
+    """
     if not isinstance(question, str) or " ask " not in f" {question}":
         raise ValueError("`question` must be a mini-iGSM question ending with `ask X :`")
+    if mod is not None and (isinstance(mod, bool) or not isinstance(mod, numbers.Integral) or mod < 2):
+        raise ValueError(f"`mod` must be an int >= 2 or None, got {mod!r}")
     body, _, tail = question.rpartition("ask")
     query = tail.replace(":", "").strip()
     parents: dict[str, tuple[str, ...]] = {}
@@ -243,10 +275,23 @@ def parse_solution(question: str, completion: str, mod: int = 23) -> tuple[Reaso
             raise ValueError(f"`question` has a statement that is not a definition: {' '.join(stmt)!r}")
     nodes = tuple(parents)
     proto = ReasoningDAG(nodes, parents, op, {n: 0 for n in nodes}, query)  # checks names and acyclicity
-    for n in proto.topo_order():
-        if parents[n]:
-            value[n] = apply_op(op[n], value[parents[n][0]], value[parents[n][1]], mod)
-    dag = ReasoningDAG(nodes, parents, op, value, query)
+    if mod is None:
+        keep = proto.ancestors_of([query], include_self=True)
+        nodes = tuple(n for n in nodes if n in keep)
+        parents = {n: parents[n] for n in nodes}
+        op = {n: o for n, o in op.items() if n in keep}
+        stated = stated_values(completion)
+        missing = [n for n in nodes if parents[n] and n not in stated]
+        if missing:
+            raise ValueError(f"`completion` does not state the values of the needed nodes {missing}; pass `mod` "
+                             "to compute them")
+        value.update({n: stated[n] for n in nodes if parents[n]})
+        dag = ReasoningDAG(nodes, parents, op, {n: value[n] for n in nodes}, query)
+    else:
+        for n in proto.topo_order():
+            if parents[n]:
+                value[n] = apply_op(op[n], value[parents[n][0]], value[parents[n][1]], int(mod))
+        dag = ReasoningDAG(nodes, parents, op, value, query, mod=int(mod))
     needed = set(dag.needed())
     order = [s.split()[0] for s in completion.split(";") if s.split() and s.split()[0] in needed]
     return dag, order

@@ -1,0 +1,76 @@
+"""Silent wrong answers the review (#48) found through the public API; each test failed before its fix."""
+
+import numpy as np
+import pytest
+
+from neurips25.behavior_injection import GRPO, BehaviorInjector, MiniIGSM, ReasoningDAG, parse_solution
+from neurips25.behavior_injection.tasks import solve_step
+
+
+@pytest.mark.parametrize("bad", [-1, -0.5, float("nan"), float("inf"), "1", True])
+def test_grpo_refuses_a_bad_max_grad_norm(tok, bad):
+    from neurips25.behavior_injection import tiny_llama
+
+    model = tiny_llama(len(tok), d_model=16, n_layers=1, n_heads=2, max_len=64, tokenizer=tok)
+    # a negative norm made clip_grad_norm_ flip the gradient: GRPO then minimised the reward
+    with pytest.raises(ValueError, match="max_grad_norm"):
+        GRPO(model, tok, max_grad_norm=bad)
+
+
+def test_grpo_accepts_numpy_and_none_max_grad_norm(tok):
+    from neurips25.behavior_injection import tiny_llama
+
+    model = tiny_llama(len(tok), d_model=16, n_layers=1, n_heads=2, max_len=64, tokenizer=tok)
+    assert GRPO(model, tok, max_grad_norm=np.float32(0.5)).max_grad_norm == 0.5
+    assert GRPO(model, tok, max_grad_norm=None).max_grad_norm is None
+
+
+def _mod7(n=200):
+    return MiniIGSM(n_ops=(1, 2), mod=7, distractors=(0, 1), seed=3).samples(n)
+
+
+def test_parse_solution_default_reads_the_values_the_reference_states():
+    # before: the default modulus 23 recomputed the mod-7 values and wrote e.g. "S = P + R = 6 + 7 = 13 ; ANS 6"
+    for p in _mod7():
+        dag, order = parse_solution(p.question, p.completion)
+        assert [solve_step(dag, n) for n in order] == [solve_step(p.dag, n) for n in p.order]
+        assert dag.value[dag.query] == p.answer
+
+
+def test_inject_qa_keeps_every_chain_right_on_mod7_data():
+    inj = BehaviorInjector(seed=0)
+    fn = inj.as_map_fn(parse_solution)
+    for p in _mod7():
+        out = fn({"prompt": p.question, "completion": p.completion})["completion"]
+        for step in out.split(";")[:-1]:
+            words = step.split()
+            if "=" in words and words[0] in p.dag.value and words[0] not in ("try",):
+                assert int(words[-1]) == p.dag.value[words[0]], out  # every stated value is the true one
+        assert out.split()[-2:] == ["ANS", str(p.answer)]
+
+
+def test_inject_qa_refuses_an_extractor_that_contradicts_the_reference():
+    inj = BehaviorInjector(seed=0)
+    bad = [p for p in _mod7() if parse_solution(p.question, p.completion, mod=23)[0].value[p.dag.query] != p.answer
+           or any(parse_solution(p.question, p.completion, mod=23)[0].value[n] != p.dag.value[n] for n in p.order)]
+    assert len(bad) > 100  # the review's 147 of 200
+    with pytest.raises(ValueError, match="dag_extractor"):
+        inj.inject_qa(bad[0].question, bad[0].completion, lambda q, a: parse_solution(q, a, mod=23))
+
+
+def _dag(parents, op, value, mod=None):
+    return ReasoningDAG(tuple(parents), parents, op, value, query=tuple(parents)[-1], mod=mod)
+
+
+@pytest.mark.parametrize("ps", [("a",), ("a", "b", "a")])
+def test_dag_enforces_two_parents_per_inner_node(ps):
+    parents = {"a": (), "b": (), "c": ps}
+    with pytest.raises(ValueError, match="exactly 2 parents"):
+        _dag(parents, {"c": "+"}, {"a": 1, "b": 1, "c": 2})
+
+
+def test_dag_with_a_modulus_checks_its_values():
+    parents = {"a": (), "b": (), "c": ("a", "b")}
+    with pytest.raises(ValueError, match="value"):
+        _dag(parents, {"c": "+"}, {"a": 1, "b": 1, "c": 5}, mod=7)
+    assert _dag(parents, {"c": "+"}, {"a": 4, "b": 5, "c": 2}, mod=7).value["c"] == 2
