@@ -143,3 +143,13 @@ def test_report_shows_method_and_controls_side_by_side(tmp_path):
     assert seed_cell(merged, 1).startswith("gain 0.1: inconclusive")
     old = Claim("c1", "old", criterion="x", kind="check").judge(True).to_dict()
     assert "set by hand" in verdict_text(old, "scm") and "#47" in verdict_text(old, "scm")
+
+
+def test_finite_figure_reads_numpy_scalars_and_refuses_the_rest():
+    import numpy as np
+
+    from neurips25.repro import finite_figure
+
+    figs = {"a": np.float32(0.5), "b": np.int64(3), "c": float("nan"), "d": True, "e": "1.0"}
+    assert finite_figure(figs, "a") == 0.5 and finite_figure(figs, "b") == 3.0
+    assert all(finite_figure(figs, k) is None for k in ("c", "d", "e", "missing"))

@@ -12,7 +12,6 @@ Four experiments check those rates and the mechanism (criteria fixed in issue 5 
 from __future__ import annotations
 
 import dataclasses
-import numbers
 import time
 from pathlib import Path
 
@@ -37,7 +36,7 @@ from neurips25.perm_sgd.orderings import (
 from neurips25.perm_sgd.problems import L2LogisticRegression, SoftmaxRegression
 from neurips25.perm_sgd.sgd import order_error, permuted_sgd, prefix_deviation
 from neurips25.perm_sgd.theory import fit_dependence
-from neurips25.repro import Claim, Control, Criterion, Outcome, Precondition, Scale, progress, register
+from neurips25.repro import Claim, Control, Criterion, Outcome, Precondition, Scale, finite_figure, progress, register
 from neurips25.repro.intervals import mean_interval
 
 
@@ -434,17 +433,10 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     return _run(scale, seed, out)  # threads: torch and BLAS capped at 1 by the runner (repro.thread_cap)
 
 
-def _num(m, key: str) -> float | None:
-    """A finite figure of a measurement, or None."""
-    x = m.get(key)
-    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not np.isfinite(x):
-        return None
-    return float(x)
-
-
 def _c1_rule(m):
     """IG's phi/n flat (1 +/- 0.05), RR's slope 0.5 +/- 0.1, the dependent orders' slopes < 0.2."""
-    flat, rr, dep = _num(m, "IG_phi_over_n_ratio"), _num(m, "slope_RR"), _num(m, "max_slope_dependent")
+    flat, rr = finite_figure(m, "IG_phi_over_n_ratio"), finite_figure(m, "slope_RR")
+    dep = finite_figure(m, "max_slope_dependent")
     if None in (flat, rr, dep):
         return None
     return abs(flat - 1) <= 0.05 and abs(rr - 0.5) <= 0.1 and dep < 0.2
@@ -452,7 +444,7 @@ def _c1_rule(m):
 
 def _c2_rule(m):
     """Ordered at every (n, K), RR's slope within -1 +/- 0.3 and the dependent slot's within -2 +/- 0.3."""
-    miss = _num(m, "band_miss")
+    miss = finite_figure(m, "band_miss")
     if miss is None or "ordered" not in m:
         return None
     return bool(m["ordered"]) and miss <= 0.3
@@ -460,7 +452,8 @@ def _c2_rule(m):
 
 def _c3_rule_for(tol: float):
     def rule(m):
-        xs = [_num(m, k) for k in ("dependent_minus_RR", "dependent_minus_RR_hi", "RR_minus_SO", "RR_minus_SO_hi")]
+        keys = ("dependent_minus_RR", "dependent_minus_RR_hi", "RR_minus_SO", "RR_minus_SO_hi")
+        xs = [finite_figure(m, k) for k in keys]
         if None in xs or "no_n_by_d_state" not in m:
             return None
         dep, dep_hi, rs, rs_hi = xs
@@ -470,7 +463,7 @@ def _c3_rule_for(tol: float):
 
 def _c4_rule(m):
     """The balanced client order wins on >= 80 % of the seeds, and RR cycles beat uniform sampling."""
-    wins = _num(m, "win_fraction")
+    wins = finite_figure(m, "win_fraction")
     if wins is None or "RR_beats_uniform" not in m:
         return None
     return wins >= 0.8 and bool(m["RR_beats_uniform"])
@@ -478,7 +471,7 @@ def _c4_rule(m):
 
 def _c5_rule(m):
     """A of the dependent order exceeds A of the independent one by >= 0.1, with A < 1."""
-    gap, A = _num(m, "A_gap"), _num(m, "A")
+    gap, A = finite_figure(m, "A_gap"), finite_figure(m, "A")
     if gap is None or A is None:
         return None
     return gap >= 0.1 and A < 1

@@ -36,7 +36,6 @@ one seed's cohort; paper scale runs 3 seeds, judged per seed and combined by the
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +50,7 @@ from neurips25.prsformer.neighborhood_attention import (
     reference_neighborhood_attention,
 )
 from neurips25.prsformer.train import fit, predict
-from neurips25.repro import Claim, Control, Criterion, Outcome, Scale, register
+from neurips25.repro import Claim, Control, Criterion, Outcome, Scale, finite_figure, register
 
 
 @dataclasses.dataclass(frozen=True)
@@ -434,17 +433,10 @@ def _figure(path: Path, sizes, series: dict):
     fig.savefig(path, dpi=120)
 
 
-def _num(m, key: str) -> float | None:
-    x = m.get(key)
-    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not np.isfinite(x):
-        return None
-    return float(x)
-
-
 def _scaling_rule(m):
     """c2: the gap over the best linear model increases over N and is > 0 at N_max."""
     gaps = m.get("gaps")
-    if not gaps or any(_num({"g": g}, "g") is None for g in gaps):
+    if not gaps or any(finite_figure({"g": g}, "g") is None for g in gaps):
         return None
     return all(b > a for a, b in zip(gaps, gaps[1:])) and gaps[-1] > 0
 
@@ -452,7 +444,7 @@ def _scaling_rule(m):
 def _ci_above_rule(min_diff: float = 0.0):
     """Difference > ``min_diff`` (>= when positive) and its 95 % interval's lower end above 0."""
     def rule(m):
-        diff, lo = _num(m, "diff"), _num(m, "ci_lo")
+        diff, lo = finite_figure(m, "diff"), finite_figure(m, "ci_lo")
         if diff is None or lo is None:
             return None
         return (diff >= min_diff if min_diff > 0 else diff > 0) and lo > 0
@@ -461,7 +453,7 @@ def _ci_above_rule(min_diff: float = 0.0):
 
 def _within_rule(tol: float):
     def rule(m):
-        diff = _num(m, "diff")
+        diff = finite_figure(m, "diff")
         return None if diff is None else abs(diff) <= tol
     return rule
 

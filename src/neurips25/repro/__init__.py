@@ -31,6 +31,7 @@ from neurips25.repro.claims import (
     Verdict,
     decide,
     describe_claims,
+    finite_figure,
 )
 from neurips25.repro.context import LocalContext
 from neurips25.repro.progress import progress
@@ -47,6 +48,7 @@ __all__ = [
     "Precondition",
     "decide",
     "describe_claims",
+    "finite_figure",
     "Outcome",
     "Verdict",
     "Scale",

@@ -116,6 +116,14 @@ def _finite_number(x: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def finite_figure(figures: Mapping[str, Any], key: str) -> float | None:
+    """``figures[key]`` as a float when it is a finite real number (numpy scalars included), else None.
+
+    The reader every rule uses, so a missing, NaN, boolean or non-numeric figure makes a rule answer None
+    (unmeasurable) instead of deciding on it."""
+    return _finite_number(figures.get(key))
+
+
 # ----- criterion, controls, preconditions -------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class Criterion:
