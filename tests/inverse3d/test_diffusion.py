@@ -83,3 +83,43 @@ def test_bad_inputs():
         LatentDiT((3, 4, 4, 2), patch=3)
     with pytest.raises(ValueError, match="'ddpm' or 'ddim'"):
         make_scheduler("euler")
+
+
+def test_ddpm_sampling_is_repeatable_with_a_generator():
+    # review #23 / issue #52: scheduler.step got no generator, so DDPM's ancestral noise came from the global RNG
+    sched = make_scheduler("ddpm")
+    s = ObjectiveGuidedSampler(GaussianPrior(sched), sched, _j, 0.5, num_inference_steps=5)
+    torch.manual_seed(1)
+    a = s.sample(4, generator=torch.Generator().manual_seed(3))
+    torch.manual_seed(2)
+    b = s.sample(4, generator=torch.Generator().manual_seed(3))
+    assert torch.equal(a, b)
+
+
+def test_euler_scheduler_scales_noise_and_model_input():
+    # review #23: Euler sampling never scaled by init_noise_sigma nor called scale_model_input (s.d. 2e11)
+    import diffusers
+
+    sched = diffusers.EulerDiscreteScheduler(num_train_timesteps=1000)
+    s = ObjectiveGuidedSampler(GaussianPrior(sched), sched, None, 0.0, num_inference_steps=20)
+    z = s.sample(500, generator=torch.Generator().manual_seed(0))
+    assert 0.85 < float(z.std()) < 1.05
+
+
+def test_non_epsilon_scheduler_is_refused_by_name():
+    import diffusers
+
+    sched = diffusers.DDIMScheduler(num_train_timesteps=1000, prediction_type="v_prediction")
+    with pytest.raises(ValueError, match="DDIMScheduler has prediction_type='v_prediction'"):
+        ObjectiveGuidedSampler(GaussianPrior(sched), sched, None, 0.0)
+    with pytest.raises(ValueError, match="`scheduler` must be a diffusers-style scheduler"):
+        ObjectiveGuidedSampler(GaussianPrior(sched), object(), None, 0.0)
+
+
+def test_guidance_scale_and_n_are_checked():
+    sched = make_scheduler()
+    with pytest.raises(ValueError, match="`guidance_scale`"):
+        ObjectiveGuidedSampler(GaussianPrior(sched), sched, _j, True)
+    s = ObjectiveGuidedSampler(GaussianPrior(sched), sched, _j, __import__("numpy").float32(0.5), 3)
+    with pytest.raises(ValueError, match="`n` must be an integer"):
+        s.sample(0)

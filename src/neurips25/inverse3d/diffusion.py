@@ -16,6 +16,7 @@ the formula as written.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 
@@ -25,12 +26,17 @@ from torch import nn
 from neurips25.extras import require
 
 
-def timestep_embedding(t, dim):
-    """Sinusoidal embedding of integer timesteps, (B,) -> (B, dim)."""
+def timestep_embedding(t, dim, dtype=torch.float32):
+    """Sinusoidal embedding of timesteps, (B,) -> (B, dim) in ``dtype``.
+
+    The angles are computed in float64 (float32 for a float32 result) and cast at the end, so a bfloat16
+    model gets an embedding as exact as its width allows, not bfloat16 angles of up to 1,000 radians.
+    """
     half = dim // 2
-    freqs = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float32) / half)
-    a = t.float()[:, None] * freqs[None]
-    return torch.cat([a.sin(), a.cos()], -1)
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    freqs = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=work, device=t.device) / half)
+    a = t.to(work)[:, None] * freqs[None]
+    return torch.cat([a.sin(), a.cos()], -1).to(dtype)
 
 
 class DiTBlock(nn.Module):
@@ -105,17 +111,22 @@ class LatentDiT(nn.Module):
     def forward(self, z, t):
         B = z.shape[0]
         x = self.inp(self._tokens(z)) + self.pos
-        c = self.temb(timestep_embedding(t.reshape(-1).expand(B) if t.numel() == 1 else t, self.dim))
+        t = t.reshape(-1).expand(B) if t.numel() == 1 else t
+        c = self.temb(timestep_embedding(t, self.dim, dtype=x.dtype))
         for blk in self.blocks:
             x = blk(x, c)
         return self._untokens(self.out(self.norm(x)))
 
 
 def make_scheduler(kind="ddim", num_train_timesteps=1000):
-    """A diffusers scheduler (``"ddpm"`` or ``"ddim"``) with the linear beta schedule."""
+    """A diffusers scheduler (``"ddpm"`` or ``"ddim"``) with the linear beta schedule and no clipping.
+
+    Latents are standardised, not images in [-1, 1]: diffusers' default ``clip_sample=True`` would clip
+    every ẑ0 estimate to [-1, 1] and shrink the samples (s.d. 0.68 on an exact N(0, I) prior).
+    """
     diffusers = require("diffusers", "inverse3d")
     if kind == "ddpm":
-        return diffusers.DDPMScheduler(num_train_timesteps=num_train_timesteps)
+        return diffusers.DDPMScheduler(num_train_timesteps=num_train_timesteps, clip_sample=False)
     if kind == "ddim":
         return diffusers.DDIMScheduler(num_train_timesteps=num_train_timesteps, clip_sample=False)
     raise ValueError(f"`kind` must be 'ddpm' or 'ddim'; got {kind!r}")
@@ -150,8 +161,12 @@ class ObjectiveGuidedSampler:
     dit : nn.Module
         ``eps_phi(z_t, t)``.
     scheduler : diffusers scheduler
-        Anything with ``set_timesteps``, ``timesteps``, ``alphas_cumprod`` and ``step(eps, t, z)``
-        (``DDIMScheduler`` / ``DDPMScheduler``).
+        An epsilon-prediction scheduler with ``alphas_cumprod``: ``DDIMScheduler``, ``DDPMScheduler``,
+        ``EulerDiscreteScheduler``, ``DPMSolverMultistepScheduler`` (any other with the same interface).
+        The sampler follows the diffusers loop: the start noise is scaled by ``init_noise_sigma``, the DiT
+        reads ``scale_model_input(sample, t)`` (the variance-preserving ``z_t`` it was trained on, whatever
+        the scheduler's parametrisation), and ``step`` gets the generator (DDPM's ancestral noise, Euler's
+        churn). A scheduler predicting anything but epsilon is refused by name.
     objective : callable or None
         ``J(z0) -> (B,)`` tensor, differentiable, lower is better; ``None`` = unguided sampling.
     guidance_scale : float, default 1.0
@@ -159,6 +174,9 @@ class ObjectiveGuidedSampler:
     num_inference_steps : int, default 50
     scaling : {"tweedie", "raw"}, default "tweedie"
         How the gradient is weighted per timestep (see the module docstring).
+
+    Samples come in the DiT's dtype (that of its first parameter or buffer; float32 if it has none) unless
+    ``sample(dtype=...)`` says otherwise.
 
     Examples
     --------
@@ -175,23 +193,38 @@ class ObjectiveGuidedSampler:
         if scaling not in ("tweedie", "raw"):
             raise ValueError(f"`scaling` must be 'tweedie' or 'raw'; got {scaling!r}")
         self.scaling = scaling
-        if not isinstance(guidance_scale, numbers.Real) or not math.isfinite(guidance_scale):
+        if (isinstance(guidance_scale, bool) or not isinstance(guidance_scale, numbers.Real)
+                or not math.isfinite(guidance_scale)):
             raise ValueError(f"`guidance_scale` must be a finite number >= 0; got {guidance_scale!r}")
         if guidance_scale < 0:
             raise ValueError(f"`guidance_scale` must be >= 0 (a negative gamma would raise the objective); "
                              f"got {guidance_scale}")
         if objective is not None and not callable(objective):
             raise ValueError(f"`objective` must be callable or None; got {type(objective).__name__}")
-        if not isinstance(num_inference_steps, numbers.Integral) or num_inference_steps < 1:
+        if (isinstance(num_inference_steps, bool) or not isinstance(num_inference_steps, numbers.Integral)
+                or num_inference_steps < 1):
             raise ValueError(f"`num_inference_steps` must be an integer >= 1; got {num_inference_steps!r}")
+        _check_scheduler(scheduler)
         self.dit, self.scheduler, self.objective = dit, scheduler, objective
         self.gamma = float(guidance_scale)
         self.num_inference_steps = int(num_inference_steps)
 
+    def _a_bar(self, t, dtype):
+        """ᾱ at a (possibly fractional: Euler's) timestep, linear in t between the training steps."""
+        ac = self.scheduler.alphas_cumprod
+        tf = float(t)
+        i = min(int(math.floor(tf)), len(ac) - 1)
+        j = min(i + 1, len(ac) - 1)
+        w = tf - i
+        return torch.as_tensor((1 - w) * float(ac[i]) + w * float(ac[j]), dtype=dtype)
+
     def guided_eps(self, z_t, t):
-        """``eps' = eps + gamma * w_t * grad_{z_t} J(ẑ0(z_t))`` (and ẑ0); ``w_t = 1`` for ``scaling="raw"``."""
-        a_bar = self.scheduler.alphas_cumprod[int(t)].to(z_t.dtype)
-        tt = torch.full((z_t.shape[0],), int(t), dtype=torch.long)
+        """``eps' = eps + gamma * w_t * grad_{z_t} J(ẑ0(z_t))`` (and ẑ0); ``w_t = 1`` for ``scaling="raw"``.
+
+        ``z_t`` is the variance-preserving model input (what ``scale_model_input`` returns).
+        """
+        a_bar = self._a_bar(t, z_t.dtype)
+        tt = torch.full((z_t.shape[0],), int(round(float(t))), dtype=torch.long, device=z_t.device)
         if self.objective is None or self.gamma == 0:
             with torch.no_grad():
                 eps = self.dit(z_t, tt)
@@ -203,11 +236,36 @@ class ObjectiveGuidedSampler:
         w = (a_bar * (1 - a_bar)).sqrt() if self.scaling == "tweedie" else 1.0
         return (eps + self.gamma * w * grad).detach(), z0.detach()
 
-    def sample(self, n, generator=None):
-        """Draw ``n`` latents from pure noise; returns (n, *latent_shape)."""
-        self.scheduler.set_timesteps(self.num_inference_steps)
-        z = torch.randn((int(n), *self.dit.latent_shape), generator=generator)
-        for t in self.scheduler.timesteps:
-            eps, _ = self.guided_eps(z, t)
-            z = self.scheduler.step(eps, t, z).prev_sample
+    def _dtype(self):
+        for t in list(self.dit.parameters()) + list(self.dit.buffers()):
+            if t.is_floating_point():
+                return t.dtype
+        return torch.float32
+
+    def sample(self, n, generator=None, dtype=None):
+        """Draw ``n`` latents from pure noise; returns (n, *latent_shape) in ``dtype`` (default: the DiT's)."""
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ValueError(f"`n` must be an integer >= 1; got {n!r}")
+        dtype = self._dtype() if dtype is None else dtype
+        sched = self.scheduler
+        sched.set_timesteps(self.num_inference_steps)
+        z = torch.randn((int(n), *self.dit.latent_shape), generator=generator, dtype=dtype)
+        z = z * float(getattr(sched, "init_noise_sigma", 1.0))
+        step_kw = {"generator": generator} if "generator" in inspect.signature(sched.step).parameters else {}
+        for t in sched.timesteps:
+            z_in = sched.scale_model_input(z, t) if hasattr(sched, "scale_model_input") else z
+            eps, _ = self.guided_eps(z_in, t)
+            z = sched.step(eps, t, z, **step_kw).prev_sample.to(dtype)
         return z.detach()
+
+
+def _check_scheduler(scheduler):
+    name = type(scheduler).__name__
+    missing = [a for a in ("set_timesteps", "step", "alphas_cumprod") if not hasattr(scheduler, a)]
+    if missing:
+        raise ValueError(f"`scheduler` must be a diffusers-style scheduler with set_timesteps, step and "
+                         f"alphas_cumprod; {name} lacks {', '.join(missing)}")
+    pred = getattr(getattr(scheduler, "config", None), "prediction_type", "epsilon")
+    if pred != "epsilon":
+        raise ValueError(f"`scheduler` must predict epsilon (the DiT is an epsilon predictor and guidance edits "
+                         f"epsilon); {name} has prediction_type={pred!r}")
