@@ -74,3 +74,27 @@ def test_dag_with_a_modulus_checks_its_values():
     with pytest.raises(ValueError, match="value"):
         _dag(parents, {"c": "+"}, {"a": 1, "b": 1, "c": 5}, mod=7)
     assert _dag(parents, {"c": "+"}, {"a": 4, "b": 5, "c": 2}, mod=7).value["c"] == 2
+
+
+def test_completion_logprobs_float64_left_padded_is_finite_on_qwen2():
+    # before: a left-padded row had query positions that see no key; in float64 their softmax was NaN and
+    # reached the completion tokens (0 * NaN), so the influence analysis on a float64 Qwen2 returned NaN
+    import torch
+    import transformers as tf
+
+    from neurips25.behavior_injection import completion_logprobs
+
+    torch.manual_seed(0)
+    cfg = tf.Qwen2Config(vocab_size=40, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32)
+    cfg._attn_implementation = "eager"
+    model = tf.Qwen2ForCausalLM(cfg).double().eval()
+    prompts = torch.tensor([[0, 0, 5, 6], [7, 8, 9, 10]])
+    pmask = (torch.arange(4)[None] >= torch.tensor([[2], [0]])).long()
+    comp = torch.tensor([[11, 12, 13], [14, 15, 0]])
+    cmask = torch.tensor([[1, 1, 1], [1, 1, 0]])
+    with torch.no_grad():
+        lp = completion_logprobs(model, prompts, pmask, comp, cmask)
+        alone = completion_logprobs(model, prompts[:1, 2:], pmask[:1, 2:], comp[:1], cmask[:1])
+    assert torch.isfinite(lp).all()
+    assert torch.allclose(lp[0], alone[0], atol=1e-10)

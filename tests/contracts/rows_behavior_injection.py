@@ -1,5 +1,6 @@
 """behavior_injection (#48): GRPO's pieces on transformers causal LMs: log-probs, rollouts, the objective."""
 
+import numpy as np
 import torch
 from contract_fixtures import CAUSAL_LMS, LOW_PRECISION, assert_close, causal_lm, token_ids
 from contract_table import row
@@ -88,3 +89,108 @@ def _objective_dtype(dtype):
 row(C, "torch", "grpo_objective in float64: float64 value and gradient")(_objective_dtype(torch.float64))
 row(C, "torch", "grpo_objective in bfloat16: bfloat16 value and gradient near float64")(
     _objective_dtype(LOW_PRECISION))
+
+
+# --- GRPO and the rollout helpers on stock transformers classes (#48): not only the package's tiny Llama ---
+GRPO_LMS = ("llama", "qwen2", "gpt2")
+
+
+def _word_tokenizer():
+    """A word-level tokenizer whose ids line up with the fixtures' configs (pad 0, bos 1, eos 2, 96 ids)."""
+    from contract_fixtures import VOCAB
+
+    from neurips25.behavior_injection import build_tokenizer
+
+    tok = build_tokenizer([f"w{i}" for i in range(VOCAB - 4)])
+    assert (tok.pad_token_id, tok.bos_token_id, tok.eos_token_id, len(tok)) == (0, 1, 2, VOCAB)
+    return tok
+
+
+def _even_first_word(tok):
+    def reward(query, text):  # a planted binary reward: about half of a random model's rollouts pass
+        words = text.split()
+        return float(bool(words) and tok.convert_tokens_to_ids(words[0]) % 2 == 0)
+
+    return reward
+
+
+def _grpo_step_raises_objective(name):
+    def check(tmp_path):
+        from neurips25.behavior_injection import (
+            GRPO,
+            completion_logprobs,
+            group_advantages,
+            grpo_objective,
+            sample_rollouts,
+            score_rollouts,
+        )
+
+        tok, model = _word_tokenizer(), causal_lm(name)
+        prompts, reward = ["w1 w2 w3", "w4 w5"], _even_first_word(tok)
+        # the rollouts GRPO.step will sample (same seed, same weights), scored and turned into advantages here
+        torch.manual_seed(5)
+        ro = sample_rollouts(model, tok, prompts, n=8, max_new_tokens=6)
+        r, _ = score_rollouts(ro, prompts, reward)
+        assert 0 < r.mean() < 1, "planted reward left no informative group"
+        adv = group_advantages(r).reshape(-1)
+        with torch.no_grad():
+            old = completion_logprobs(model, ro.prompt_ids, ro.prompt_mask, ro.completion_ids, ro.completion_mask)
+        trainer = GRPO(model, tok, group_size=8, lr=1e-3, max_new_tokens=6)
+        torch.manual_seed(5)
+        stats = trainer.step(prompts, reward)
+        assert np.allclose(stats["alpha"], r.mean(1)), "GRPO.step sampled other rollouts than the same seed gives"
+        with torch.no_grad():
+            new = completion_logprobs(model, ro.prompt_ids, ro.prompt_mask, ro.completion_ids, ro.completion_mask)
+            before = float(grpo_objective(old, old, adv, ro.completion_mask))
+            after = float(grpo_objective(new, old, adv, ro.completion_mask))
+        # one ascent step on the clipped objective raises it on the rollouts it was computed from (a sign
+        # error, a negative clip norm or a dropped advantage lowers or keeps it)
+        assert after > before + 1e-4, f"{name}: objective {before:.6f} -> {after:.6f}"
+
+    return check
+
+
+def _identity_on_class(name):
+    def check(tmp_path):
+        from neurips25.behavior_injection import influence_identity_error, sample_groups
+
+        tok, model = _word_tokenizer(), causal_lm(name)
+        torch.manual_seed(2)
+        # sampled by the float32 model (as the reproduction does); the identity is exact for any fixed rollouts,
+        # checked on a float64 copy
+        groups = sample_groups(model, tok, ["w1 w2 w3", "w7", "w9 w9"], _even_first_word(tok), n=8,
+                               max_new_tokens=5)
+        informative = [g for g in groups if 0 < g.alpha < 1]
+        assert informative, "planted reward left no informative group"
+        model = model.double()
+        for g in informative:
+            err = influence_identity_error(model, g)["rel_error"]
+            # 1e-6: Llama-family RMSNorm / RoPE run in float32 inside a float64 model (the reproduction's bound)
+            assert err < 1e-6, f"{name}: GRPO gradient vs sqrt(a(1-a))(g+ - g-) rel. error {err:.2e}"
+
+    return check
+
+
+def _greedy_cache_on_class(name):
+    def check(tmp_path):
+        from neurips25.behavior_injection import sample_rollouts
+
+        tok, model = _word_tokenizer(), causal_lm(name)
+        prompts = ["w1 w2 w3", "w4"]  # different lengths: left padding in the batch
+        a = sample_rollouts(model, tok, prompts, n=1, max_new_tokens=6, greedy=True, use_cache=True)
+        b = sample_rollouts(model, tok, prompts, n=1, max_new_tokens=6, greedy=True, use_cache=False)
+        assert torch.equal(a.completion_ids, b.completion_ids) and a.texts == b.texts
+        for i, p in enumerate(prompts):  # oracle: each prompt alone, unpadded
+            alone = sample_rollouts(model, tok, [p], n=1, max_new_tokens=6, greedy=True)
+            assert alone.texts[0] == a.texts[i], f"{name}: padded batch vs alone differ for prompt {i}"
+
+    return check
+
+
+for _name in GRPO_LMS:
+    row(C, "transformers", f"GRPO.step on {_name}: one step raises the clipped objective on the rollouts it "
+        "sampled (same seed reproduces them)")(_grpo_step_raises_objective(_name))
+    row(C, "transformers", f"influence identity on {_name} (float64): GRPO group gradient = "
+        "sqrt(alpha(1-alpha))(g+ - g-) on the model's own rollouts, planted binary reward")(_identity_on_class(_name))
+    row(C, "transformers", f"sample_rollouts greedy on {_name}: KV cache = no cache = each prompt alone")(
+        _greedy_cache_on_class(_name))

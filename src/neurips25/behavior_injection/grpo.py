@@ -64,15 +64,32 @@ def grpo_objective(logp, old_logp, advantages, mask, clip_eps: float = 0.2, beta
 
 
 def completion_logprobs(model, prompt_ids, prompt_mask, completion_ids, completion_mask):
-    """Token log-probs (B, T) of ``completion_ids`` after left-padded ``prompt_ids`` under ``model``."""
+    """Token log-probs (B, T) of ``completion_ids`` after left-padded ``prompt_ids`` under ``model``.
+
+    Each row is re-packed without its left padding (prompt then completion, padding only at the end) before
+    the forward pass: a left-padded row has query positions that see no key at all, and in float64 (Qwen2,
+    Llama) their all-masked softmax is NaN, which reaches the real tokens through 0 * NaN in the next layer.
+    With right padding every query sees at least the first real token, in any dtype and attention kernel.
+    """
     import torch
 
+    B, P = prompt_ids.shape
+    T = completion_ids.shape[1]
     ids = torch.cat([prompt_ids, completion_ids], 1)
     mask = torch.cat([prompt_mask, completion_mask], 1)
-    pos = (mask.cumsum(1) - 1).clamp_min(0)
-    logits = model(input_ids=ids, attention_mask=mask, position_ids=pos).logits
-    P = prompt_ids.shape[1]
-    logits = logits[:, P - 1:-1].float() if logits.dtype == torch.float16 else logits[:, P - 1:-1]
+    n_prompt = prompt_mask.sum(1)  # real prompt tokens per row
+    shift = P - n_prompt  # left padding per row
+    j = torch.arange(P + T, device=ids.device)[None, :]
+    src = j + shift[:, None]
+    inside = src < P + T
+    src = src.clamp_max(P + T - 1)
+    packed = torch.where(inside, ids.gather(1, src), torch.zeros_like(ids))
+    packed_mask = torch.where(inside, mask.gather(1, src), torch.zeros_like(mask))
+    logits = model(input_ids=packed, attention_mask=packed_mask).logits
+    # completion token k of row i sits at n_prompt_i + k; the logits one position earlier predict it
+    pos = (n_prompt[:, None] - 1 + torch.arange(T, device=ids.device)[None, :])
+    logits = logits.gather(1, pos[..., None].expand(-1, -1, logits.shape[-1]))
+    logits = logits.float() if logits.dtype == torch.float16 else logits
     return torch.log_softmax(logits, -1).gather(-1, completion_ids[..., None])[..., 0]
 
 
