@@ -196,3 +196,15 @@ def test_silent_wrong_answers_now_warn():
     X = [rng.normal(size=(50, 2)) for _ in range(5)] + [np.full((50, 2), 3.0)]
     with pytest.warns(DegenerateSliceWarning, match=r"`samples\[5\]` has no spread"):
         SlicedWassersteinFPCA(n_components=1, **SMALL).fit(X)
+
+
+def test_equal_length_lists_stay_lists():
+    # review sliced_wasserstein-v2, ask 3: a list of equal-length 1-D arrays became a fixed-width table, so
+    # transforming a list of another length failed with "pass a list of arrays" although a list was passed
+    rng = np.random.default_rng(0)
+    m = SlicedWassersteinFPCA(n_components=2, **SMALL).fit([rng.normal(size=60) for _ in range(6)])
+    assert not hasattr(m, "n_features_in_")
+    Z = m.transform([rng.normal(size=40) for _ in range(3)])
+    assert Z.shape == (3, 2) and np.isfinite(Z).all()
+    table = SlicedWassersteinFPCA(n_components=2, **SMALL).fit(np.asarray([rng.normal(size=60) for _ in range(6)]))
+    assert table.n_features_in_ == 60

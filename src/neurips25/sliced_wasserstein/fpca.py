@@ -44,27 +44,23 @@ def read_distributions(X, name: str = "X", n_columns: int | None = None,
                        owner: str = "the estimator") -> tuple[list[np.ndarray], int | None]:
     """Read ``X`` as a list of ``(N_i, d)`` float arrays.
 
-    Accepted: a list/tuple of sample arrays (ragged allowed; a 1-D element is a univariate sample), a
+    Accepted: a list/tuple of sample arrays (ragged or equal lengths; a 1-D element is a univariate sample), a
     3-D array ``(n, N, d)``, or a 2-D array ``(n, N)`` read as ``n`` univariate distributions of ``N``
     points each (the scikit-learn table convention). Returns the list and, for a 2-D table, its column
-    count (``None`` otherwise). ``n_columns``: the width a table must have (set when fitted on a table).
+    count (``None`` otherwise, lists included). ``n_columns``: the width a table must have (set when fitted on a table).
     """
     if isinstance(X, (list, tuple)):
-        try:
-            arr = np.asarray(X, dtype=float)
-        except (TypeError, ValueError):
-            arr = None  # ragged or non-numeric: read element by element below
-        if arr is None or arr.ndim not in (2, 3):
-            if len(X) == 0:
-                raise ValueError(f"`{name}` must hold at least one distribution, got an empty list")
-            dists = [as_distribution(x, f"{name}[{i}]") for i, x in enumerate(X)]
-            d = dists[0].shape[1]
-            for i, x in enumerate(dists):
-                if x.shape[1] != d:
-                    raise ValueError(f"`{name}[{i}]` has dimension {x.shape[1]} but `{name}[0]` has {d}: "
-                                     "all distributions must live in the same R^d")
-            return dists, None
-        X = arr
+        # a list is read element by element even when its arrays have equal lengths: it never becomes a
+        # fixed-width table, so distributions of another number of points can be transformed later
+        if len(X) == 0:
+            raise ValueError(f"`{name}` must hold at least one distribution, got an empty list")
+        dists = [as_distribution(x, f"{name}[{i}]") for i, x in enumerate(X)]
+        d = dists[0].shape[1]
+        for i, x in enumerate(dists):
+            if x.shape[1] != d:
+                raise ValueError(f"`{name}[{i}]` has dimension {x.shape[1]} but `{name}[0]` has {d}: "
+                                 "all distributions must live in the same R^d")
+        return dists, None
     if getattr(X, "ndim", None) == 3:
         arr = np.asarray(X, dtype=float)
         if arr.shape[0] < 1:
