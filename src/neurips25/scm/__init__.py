@@ -26,9 +26,13 @@ from neurips25.scm.data import (
     Encoded,
     HarmSample,
     StreamHarmSynth,
+    benign_prompts,
     encode_samples,
     harmbench_behaviors,
+    make_splits,
+    opener_rule,
     planted_pattern,
+    split_prompts,
 )
 from neurips25.scm.evaluate import (
     f1_scores,
@@ -60,6 +64,7 @@ __all__ = [
     "FUNCTION_WORDS", "fine_grained_labels", "majority_vote", "token_labels_from_spans",
     "tiny_decoder", "truncate_layers",
     "Encoded", "HarmSample", "StreamHarmSynth", "encode_samples", "harmbench_behaviors", "planted_pattern",
+    "benign_prompts", "make_splits", "opener_rule", "split_prompts",
     "f1_scores", "full_detection_report", "partial_detection_report", "select_k", "stop_positions",
     "logic_consistency_loss", "scm_loss",
     "SCMOutput", "StreamingContentMonitor",

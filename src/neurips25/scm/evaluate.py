@@ -53,12 +53,15 @@ def stop_positions(token_probs: Sequence, policy: DelayKPolicy) -> np.ndarray:
     return np.array([policy.first_stop(p) for p in _check_probs(token_probs)], dtype=int)
 
 
-def partial_detection_report(token_probs: Sequence, labels, policy: DelayKPolicy, onsets=None) -> dict:
+def partial_detection_report(token_probs: Sequence, labels, policy: DelayKPolicy, onsets=None,
+                             harm_ends=None) -> dict:
     """Streaming detection: flagged iff the delay-k rule fires before the response ends.
 
     Reports macro-F1, per-class F1, false-alarm and miss rates, the mean / median fraction of response tokens
     seen when a harmful response is stopped, and, given ``onsets`` (1-based first harmful token, 0 = none),
-    the share of flagged-harmful responses stopped within 1.25x their onset.
+    the share of flagged-harmful responses stopped within 1.25x their onset; given ``harm_ends`` (1-based last
+    token of the first harmful sentence, 0 = none), the share of harmful responses stopped by then
+    (``stopped_by_first_harm_end``) and the mean tokens seen minus onset on those stopped.
     """
     probs = _check_probs(token_probs)
     y = _labels(labels, len(probs))
@@ -83,6 +86,16 @@ def partial_detection_report(token_probs: Sequence, labels, policy: DelayKPolicy
         rep["mean_onset_fraction"] = float((on[harmful] / lens[harmful]).mean()) if harmful.any() else float("nan")
         rep["mean_stop_over_onset"] = float(np.mean(stops[harmful & (stops > 0)] / on[harmful & (stops > 0)])) \
             if (harmful & (stops > 0)).any() else float("nan")
+    if harm_ends is not None:
+        end = np.asarray(harm_ends, dtype=int)
+        if end.shape != (len(probs),):
+            raise ValueError(f"`harm_ends` must have one entry per response ({len(probs)}); got shape {end.shape}")
+        harmful = (y == 1) & (end > 0)
+        ok = (stops > 0) & (stops <= end)
+        rep["stopped_by_first_harm_end"] = float(ok[harmful].mean()) if harmful.any() else float("nan")
+        if onsets is not None and (harmful & (stops > 0)).any():
+            sel = harmful & (stops > 0)
+            rep["mean_tokens_seen_minus_onset"] = float(np.mean(stops[sel] - np.asarray(onsets)[sel]))
     return rep
 
 

@@ -174,6 +174,20 @@ class StreamingContentMonitor(nn.Module):
 
         return StreamSession(self, prompt_ids, policy)
 
+    def with_backbone(self, backbone: nn.Module) -> StreamingContentMonitor:
+        """A copy of this monitor's heads on ``backbone`` (frozen), e.g. heads trained on cached hidden states
+        attached to the model they were read from, for streaming or ``generate``."""
+        if not isinstance(backbone, nn.Module):
+            raise TypeError(f"`backbone` must be a torch nn.Module; got {type(backbone).__name__}")
+        size = hidden_size_of(backbone)
+        if size != self.config["hidden_size"]:
+            raise ValueError(f"`backbone` has hidden size {size}; this monitor's heads expect "
+                             f"{self.config['hidden_size']}")
+        mon = type(self)(backbone, **dict(self.config, freeze_backbone=True, lora_r=0))
+        mon.token_head.load_state_dict(self.token_head.state_dict())
+        mon.response_head.load_state_dict(self.response_head.state_dict())
+        return mon.to(next(self.token_head.parameters()).device).eval()
+
     # -- persistence (safetensors + JSON, never pickle) -----------------------------------------------
     def trainable_state(self) -> dict[str, torch.Tensor]:
         """Heads plus every backbone parameter that is trainable (LoRA adapters, unfrozen weights)."""

@@ -79,6 +79,11 @@ def cache_hidden_states(backbone, samples: list[Encoded], batch_size: int = 16, 
         for j, i in enumerate(idx):
             s = samples[i]
             per[i] = h[j, s.prompt_len:len(s.input_ids)].float().clone()
+    return hidden_set(per, samples)
+
+
+def hidden_set(per: list[torch.Tensor], samples: list[Encoded]) -> HiddenSet:
+    """Pad per-sample response states (each (response_len, H)) into a :class:`HiddenSet` with their labels."""
     T = max(p.shape[0] for p in per)
     H = per[0].shape[1]
     hidden = torch.zeros(len(samples), T, H)
