@@ -198,3 +198,16 @@ def test_bad_inputs(planted, fitted):
         EARerankerEstimator(**TINY, expansion="slice").fit(Q, X, s)
     with pytest.raises(ValueError, match="`n_iter_no_change`"):
         EARerankerEstimator(**TINY, n_iter_no_change=0).fit(Q, X, s)
+
+
+@pytest.mark.filterwarnings("ignore:EARerankerEstimator predictions collapsed")  # one step on 8 pairs
+def test_obscure_inputs_name_the_argument(planted):
+    # review section 6: string scores gave numpy's "could not convert string to float" (no argument named) and
+    # dropout=1.5 torch's message from deep inside the layer constructor
+    Q, X, s = planted
+    with pytest.raises(ValueError, match="`scores` must be numeric"):
+        EARerankerEstimator(**TINY, max_steps=1).fit(Q[:8], X[:8], ["high"] * 8)
+    with pytest.raises(ValueError, match=r"`dropout` must be in \[0, 1\)"):
+        EARerankerEstimator(**TINY, max_steps=1, dropout=1.5).fit(Q[:8], X[:8], s[:8])
+    est = EARerankerEstimator(**TINY, max_steps=1, dropout=np.float32(0.1)).fit(Q[:8], X[:8], s[:8])  # numpy real ok
+    assert est.model_ is not None

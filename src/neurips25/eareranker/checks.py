@@ -26,7 +26,10 @@ def as_embeddings(x, name: str, *, ndim: int = 2) -> np.ndarray:
 
 def as_scores(s, name: str, n: int | None = None) -> np.ndarray:
     """``s`` as a finite float array of adequacy scores in [0, 100] (length ``n`` when given)."""
-    arr = np.asarray(s, dtype=np.float64)
+    try:
+        arr = np.asarray(s, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"`{name}` must be numeric adequacy scores in [0, 100]; got {err}") from err
     if arr.ndim != 1:
         raise ValueError(f"`{name}` must be 1-D (one score per pair); got shape {arr.shape}")
     if n is not None and arr.shape[0] != n:
@@ -42,6 +45,13 @@ def positive_int(v, name: str, minimum: int = 1) -> int:
     if isinstance(v, bool) or not isinstance(v, numbers.Integral) or int(v) < minimum:
         raise ValueError(f"`{name}` must be an integer >= {minimum}; got {v!r}")
     return int(v)
+
+
+def unit_interval(v, name: str) -> float:
+    """A real number in [0, 1) (dropout, fractions)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 <= float(v) < 1:
+        raise ValueError(f"`{name}` must be in [0, 1); got {v!r}")
+    return float(v)
 
 
 def nonneg_real(v, name: str) -> float:

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 
-from neurips25.eareranker.checks import as_embeddings, as_scores, nonneg_real, positive_int
+from neurips25.eareranker.checks import as_embeddings, as_scores, nonneg_real, positive_int, unit_interval
 from neurips25.eareranker.loss import BinAwareLoss
 from neurips25.eareranker.model import EAReranker, PairMLP
 from neurips25.eareranker.rubric import DEFAULT_EDGES, AdequacyRubric
@@ -130,6 +130,7 @@ class EARerankerEstimator(BaseEstimator):
 
     # --- construction ---------------------------------------------------------------------------------------
     def _build(self, d_in: int, n_bins: int):
+        unit_interval(self.dropout, "dropout")
         if self.architecture == "mlp":
             return PairMLP(d_in, hidden=self.mlp_hidden, n_layers=self.n_layers, dropout=self.dropout, n_bins=n_bins)
         if self.architecture != "decoder":
