@@ -135,3 +135,49 @@ def test_truncate_layers_leaves_shared_config_alone(decoder):
     assert decoder.config.num_hidden_layers == 1 and len(decoder.layers) == 1
     with pytest.raises(ValueError, match="`n_layers` must be an integer in"):
         truncate_layers(decoder, 5)
+
+
+def test_train_end_to_end_lowers_the_loss_through_lora(decoder):
+    """`train_end_to_end` on a LoRA monitor: the loss falls on planted data, and the adapters move."""
+    pytest.importorskip("peft")
+    from neurips25.scm import planted_pattern, train_end_to_end
+
+    torch.manual_seed(0)
+    mon = StreamingContentMonitor(decoder, alpha=0.5, gamma=1.0, lora_r=4, dropout=0.0)
+    before = {n: p.detach().clone() for n, p in mon.named_parameters() if "lora_B" in n}
+    losses = train_end_to_end(mon, planted_pattern(96, seed=0), steps=40, batch_size=16, lr=1e-2)
+    assert np.mean(losses[-8:]) < 0.9 * np.mean(losses[:8])
+    assert any((p - before[n]).abs().max() > 0 for n, p in mon.named_parameters() if "lora_B" in n)
+
+
+def test_response_loss_alone_reaches_the_adapters(decoder):
+    """alpha = 0, gamma = 0 (only CE on the response label): every LoRA B matrix gets a non-zero gradient, i.e.
+    response supervision flows into the shared backbone (with a frozen backbone it would reach only the
+    response head)."""
+    pytest.importorskip("peft")
+    from neurips25.scm import planted_pattern
+    from neurips25.scm.train import collate
+
+    torch.manual_seed(0)
+    mon = StreamingContentMonitor(decoder, alpha=0.0, gamma=0.0, lora_r=4, dropout=0.0)
+    for n, p in mon.named_parameters():  # LoRA B starts at zero, so A gets no gradient at step 0: perturb B
+        if "lora_B" in n:
+            p.data.normal_(0, 0.1)
+    ids, att, lab, resp, y = collate(planted_pattern(8, seed=1))
+    out = mon(ids, att, token_labels=lab, response_labels=y, response_mask=resp)
+    out.loss.backward()
+    lora = {n: p.grad for n, p in mon.named_parameters() if "lora_" in n}
+    assert lora and all(g is not None and g.abs().sum() > 0 for g in lora.values())
+    assert mon.token_head.weight.grad is None or mon.token_head.weight.grad.abs().sum() == 0
+
+
+def test_with_backbone_moves_heads_onto_a_backbone(decoder):
+    heads = StreamingContentMonitor(None, hidden_size=16, alpha=0.3)
+    mon = heads.with_backbone(decoder)
+    assert mon.config["alpha"] == 0.3 and torch.equal(mon.token_head.weight, heads.token_head.weight)
+    ids = torch.tensor([[3, 4, 5, 6]])
+    with torch.no_grad():
+        h = mon.encode(ids)
+        torch.testing.assert_close(mon(ids).token_logits, heads.eval()(hidden_states=h).token_logits)
+    with pytest.raises(ValueError, match="hidden size 16; this monitor's heads expect 32"):
+        StreamingContentMonitor(None, hidden_size=32).with_backbone(decoder)
