@@ -204,3 +204,29 @@ def test_shared_tap_refuses_two_forwards_between_checks():
         lm(torch.cat([ids, ids[:, :1]], 1))
         with pytest.raises(RuntimeError, match="2 forward passes between two stopping checks"):
             crit(torch.cat([ids, ids[:, :2]], 1))
+
+
+def test_guard_shares_the_generators_layers_by_default():
+    """`monitor.guard(generator, ...)`: shared-layers mode whenever the backbone is the generator's first layers,
+    the monitor's own backbone otherwise; both give the same scores (shared one token later)."""
+    lm = _lm("llama")
+    mon, ids, n = _monitor(lm), _ids("llama"), 6
+    crit = mon.guard(lm, NEVER, ids.shape[1])
+    assert crit.tap is not None
+    _gen(lm, ids, crit, n)
+    crit.close()
+    own = mon.guard(lm, NEVER, ids.shape[1], share=False)
+    assert own.tap is None
+    out = _gen(lm, ids, own, n)
+    a, b = crit.session.probs, own.session.probs
+    np.testing.assert_allclose(a, b[:len(a)], atol=1e-5)
+    other = StreamingContentMonitor(truncate_layers(copy.deepcopy(causal_lm("llama").model), 1)).eval()
+    with torch.no_grad():
+        for p in other.backbone.parameters():
+            p.add_(0.01)
+    assert other.guard(lm, NEVER, ids.shape[1]).tap is None  # weights differ: own backbone
+    with pytest.raises(ValueError, match="does not share the monitor's backbone"):
+        other.guard(lm, NEVER, ids.shape[1], share=True)
+    with pytest.raises(ValueError, match="`share` must be None"):
+        mon.guard(lm, NEVER, ids.shape[1], share="yes")
+    assert out.shape[1] == ids.shape[1] + n

@@ -188,6 +188,28 @@ class StreamingContentMonitor(nn.Module):
         mon.response_head.load_state_dict(self.response_head.state_dict())
         return mon.to(next(self.token_head.parameters()).device).eval()
 
+    def guard(self, generator: nn.Module, policy, prompt_length: int, share: bool | None = None,
+              pad_token_id: int | None = None):
+        """A stopping criterion for ``generator.generate`` that cuts answers this monitor flags (the default way
+        to attach a monitor).
+
+        ``share=None`` (default) reads the generator's own hidden states when this monitor's backbone is the
+        generator's first ``n`` layers (the shared-layers mode: about 1.0x the plain decoding time, the stop one
+        token later) and runs the monitor's own backbone otherwise (a LoRA or fine-tuned backbone: ``1 + n/L``
+        of a decoding step per token); ``share=True`` requires sharing (ValueError if the weights differ),
+        ``share=False`` forces the own backbone. ``crit.tap is not None`` tells which mode was chosen.
+
+        >>> crit = monitor.guard(lm, DelayKPolicy(3, 0.7), ids.shape[1])  # doctest: +SKIP
+        >>> out = lm.generate(ids, stopping_criteria=[crit], max_new_tokens=64); crit.close()  # doctest: +SKIP
+        """
+        from neurips25.scm.stream import SCMStoppingCriteria, shares_layers
+
+        if share not in (None, True, False):
+            raise ValueError(f"`share` must be None (auto), True or False; got {share!r}")
+        use = shares_layers(self, generator) if share is None else share
+        return SCMStoppingCriteria(self, policy, prompt_length, generator=generator if use else None,
+                                   pad_token_id=pad_token_id)
+
     # -- persistence (safetensors + JSON, never pickle) -----------------------------------------------
     def trainable_state(self) -> dict[str, torch.Tensor]:
         """Heads plus every backbone parameter that is trainable (LoRA adapters, unfrozen weights)."""

@@ -46,7 +46,7 @@ from neurips25.scm.data import (
 from neurips25.scm.evaluate import f1_scores, full_detection_report, partial_detection_report, select_k
 from neurips25.scm.losses import logic_consistency_loss, scm_loss
 from neurips25.scm.model import StreamingContentMonitor
-from neurips25.scm.stream import DelayKPolicy, SCMStoppingCriteria
+from neurips25.scm.stream import DelayKPolicy
 from neurips25.scm.train import HiddenSet, collate, hidden_set, score_hidden, train_heads
 
 KS = range(1, 51)
@@ -314,12 +314,13 @@ def live_generation(generator, tokenizer, monitor, policy, prompts, max_new_toke
         n_frame = len(tokenizer(frame, add_special_tokens=False).input_ids)
         ids = tokenizer(frame + PREFILL, add_special_tokens=False, return_tensors="pt").input_ids
         # the prefill is part of the prompt: only what the model writes after it is watched
-        crit = SCMStoppingCriteria(monitor, policy, prompt_length=ids.shape[1])
+        crit = monitor.guard(generator, policy, prompt_length=ids.shape[1])  # shares the generator's layers
         out = generator.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens,
                                  do_sample=False, stopping_criteria=[crit], pad_token_id=tokenizer.eos_token_id)
+        crit.close()
         new = out.shape[1] - ids.shape[1]
         rows.append({"prompt": prompt, "harmful_prompt": harmful, "stopped": crit.stopped, "new_tokens": int(new),
-                     "stop_position": crit.session.stopped_at if crit.session else 0,
+                     "stop_position": crit.session.stopped_at if crit.session else 0, "shared": crit.tap is not None,
                      "text": tokenizer.decode(out[0, n_frame:])})
     return rows
 

@@ -145,6 +145,19 @@ def _same_weights(a, b) -> bool:
     return list(sa) == list(sb) and all(sa[k].shape == sb[k].shape and torch.equal(sa[k], sb[k]) for k in sa)
 
 
+def shares_layers(monitor, generator) -> bool:
+    """Whether ``monitor``'s backbone is ``generator``'s first ``n`` layers (with its embeddings and final norm),
+    weight for weight: the condition for reading the generator's own hidden states (:class:`SharedBackboneTap`)."""
+    mon_parts, gen_parts = _decoder(getattr(monitor, "backbone", None)), _decoder(generator)
+    if mon_parts is None or gen_parts is None:
+        return False
+    (m_layers, m_norm, m_emb), (g_layers, g_norm, g_emb) = mon_parts, gen_parts
+    n = len(m_layers)
+    return (n <= len(g_layers) and _same_weights(m_norm, g_norm)
+            and (m_emb is None or g_emb is None or _same_weights(m_emb, g_emb))
+            and all(_same_weights(a, b) for a, b in zip(m_layers, g_layers[:n])))
+
+
 class SharedBackboneTap:
     """Reads the generator's own hidden states at the monitor's last layer: no second backbone pass.
 
@@ -165,12 +178,9 @@ class SharedBackboneTap:
         if mon_parts is None or gen_parts is None:
             raise ValueError("`generator` sharing needs Llama-style decoders (`.layers` and `.norm`) in both the "
                              "monitor's backbone and the generator")
-        (m_layers, m_norm, m_emb), (g_layers, g_norm, g_emb) = mon_parts, gen_parts
+        (m_layers, m_norm, _), (g_layers, _, _) = mon_parts, gen_parts
         n = len(m_layers)
-        same = (n <= len(g_layers) and _same_weights(m_norm, g_norm)
-                and (m_emb is None or g_emb is None or _same_weights(m_emb, g_emb))
-                and all(_same_weights(a, b) for a, b in zip(m_layers, g_layers[:n])))
-        if not same:
+        if not shares_layers(monitor, generator):
             raise ValueError(f"`generator` does not share the monitor's backbone: its first {n} layers, embeddings "
                              "and final norm must equal the monitor's weight for weight (pass generator=None to "
                              "run the monitor's own backbone)")
