@@ -11,6 +11,17 @@ def test_smoke_reproduction(tmp_path):
     assert all(c["verdict"] != "pending" and c["summary"] for c in res["claims"])
     assert [c["kind"] for c in res["claims"]].count("headline") == 1
     assert res["figures"] == ["figures/rl_curves_alpha_hist.png"]
+    # verdicts v3 (#48): the machinery judged every claim
+    assert all(c["decided_by"] == "machinery" for c in res["claims"])
+    # c1 is decided at smoke too: no rollout of the untrained model earns a reward, so binary rewards are planted
+    c1 = by_id["c1_influence_identity"]
+    assert c1["verdict"] == "reproduced" and c1["measured"]["details"]["planted_rewards"] is True
+    assert {r["name"]: r["passes"] for r in c1["control_results"]} == {"no_std": False, "shuffled_pairs": False}
+    # c2 reads inconclusive with its reason when plain SFT / plain RL gain fail the preconditions
+    c2 = by_id["c2_rl_gain"]
+    assert c2["verdict"] == "inconclusive" and "plain's RL gain > 0" in c2["reason"]
+    # c4 is not judged while c2's margin does not pass (it would hold vacuously)
+    assert "c2's BRIDGE margin passes" in by_id["c4_filler_control"]["reason"]
 
 
 def test_arm_task_does_not_depend_on_what_ran_before():

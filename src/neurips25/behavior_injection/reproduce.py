@@ -1,19 +1,24 @@
 """Reproduction of BRIDGE's claims (Cen et al., NeurIPS 2025) on mini-iGSM with a tiny Llama trained here.
 
-The paper's own numbers (model list, table values) were not available; the criteria below were fixed in
-issue #19 before any run:
+The paper's own numbers (model list, table values) were not available. Criteria fixed in issue #19 before any
+run, in the verdicts-v3 form since #48 (the machinery sets every verdict from the criterion applied to the
+method and its controls):
 
 1. check: the per-step influence identity (GRPO group gradient = sqrt(alpha(1-alpha)) (g+ - g-)) holds to
-   1e-6 (relative, float64); the first-order prediction of the one-step change of held-out queries'
-   objective matches the measured change, Pearson r > 0.9. Controls: mean-centred advantages without the std
-   (identity must fail) and the prediction paired with the wrong query pair (shuffled; r must fall below 0.9).
-2. headline: RL gain (greedy accuracy after GRPO - after SFT, in-distribution) is >= 5 points larger with
-   BRIDGE-augmented SFT than with plain SFT, equal SFT and RL budgets; ID and OOD reported. Control: the
-   length-matched filler arm must not reach the same margin.
-3. supporting (mechanism): before RL the BRIDGE model has higher mean sqrt(alpha(1-alpha)), fewer all-equal
-   reward groups and larger mean co-influence than the plain model on the RL query distribution; the filler
-   control is reported on the same three.
-4. supporting (control): the filler arm's gain over plain is < 5 points.
+   1e-6 (relative, float64) and the first-order prediction of the one-step change of held-out queries'
+   objective matches the measured change, Pearson r > 0.9. Negative controls: mean-centred advantages without
+   the std (identity must fail), the prediction paired with the wrong query pair (shuffled; r must fail).
+   When fewer than 4 probe groups are informative, binary rewards are planted on the model's own rollouts
+   (the identity holds for any binary reward), so the check is decided at every scale (#48).
+2. headline: ID gain(BRIDGE) - gain(plain) >= 0.05 (RL gain = greedy accuracy after GRPO - after SFT, mean
+   over paired seeds). Preconditions: plain SFT accuracy in [0.3, 0.7], and plain's own RL gain > 0 (the
+   lower end of its 95 % interval over the paired evaluation problems, #48: no amplification can be judged
+   where RL gains nothing). Negative control: the length-matched filler arm.
+3. supporting (mechanism): before RL, BRIDGE has higher mean sqrt(alpha(1-alpha)), a lower share of all-equal
+   reward groups and a higher co-influence *cosine* than plain, in EVERY paired seed (#48: the raw inner product
+   scales with completion length). Negative control: the filler arm against plain.
+4. supporting (control): gain(filler) - gain(plain) < 0.05, judged only when c2's BRIDGE margin passes (else
+   it holds vacuously). Negative control: BRIDGE itself (its excess over plain must reach the margin).
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from neurips25.behavior_injection.data import arm_completions, make_splits
+from neurips25.behavior_injection.data import arm_completions, behaviour_content, make_splits
 from neurips25.behavior_injection.grpo import GRPO, sample_rollouts, score_rollouts
 from neurips25.behavior_injection.influence import (
+    Group,
     co_influence,
     first_order_check,
     frac_zero_std,
@@ -39,9 +45,12 @@ from neurips25.behavior_injection.model import build_tokenizer, tiny_llama
 from neurips25.behavior_injection.sft import sft_train
 from neurips25.behavior_injection.tasks import MiniIGSM
 from neurips25.repro import Claim, LocalContext, Outcome, Scale, progress, register
+from neurips25.repro.claims import Control, Criterion, Precondition
 
 MARGIN = 0.05  # criterion 2: BRIDGE's RL gain exceeds plain's by >= 5 points
 BAND = (0.3, 0.7)  # criterion 2's setting: SFT stopped at moderate accuracy
+IDENTITY_TOL = 1e-6  # criterion 1: relative error of the identity (float64)
+PEARSON_MIN = 0.9  # criterion 1: predicted vs measured one-step change
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,14 +59,15 @@ class Config:
 
     seeds: int = 2
     arms: tuple[str, ...] = ("plain", "bridge", "filler")
-    # calibration (criterion 2 needs plain SFT in the 30-70 % band): with 2-3-operation ID problems plain SFT
-    # stayed near chance (0.20 at quick, v1), 2-operation problems alone reached 0.19-0.25 in 600 SFT steps
-    # (dev runs); the 1-2-operation mix gave 0.25 at quick (v2): the 1000-step base solved only ~26 % of
-    # 1-op problems (it needs ~2000 steps for ~83 %, docs), so v2.1 raises `pretrain_steps` to 2000
-    id_ops: tuple[int, int] = (1, 2)
-    ood_ops: tuple[int, int] = (3, 4)
+    # the task (#48): tree-shaped DAGs with distractors, so BRIDGE's behaviours have content (a needed node is
+    # locked at the start of every 2-3-op problem, several are ready at once in about a quarter of them);
+    # until v2.4 the ID split was 1-2-op chains without distractors, where exploitation could only restate
+    # known values and 1-op problems had nothing to explore (review of #19; docs history)
+    id_ops: tuple[int, int] = (2, 3)
+    ood_ops: tuple[int, int] = (4, 5)
     mod: int = 7
-    distractors: tuple[int, int] = (0, 0)
+    distractors: tuple[int, int] = (1, 2)
+    shape: str = "tree"
     p: float = 0.5
     d_model: int = 64
     n_layers: int = 2
@@ -70,53 +80,57 @@ class Config:
     sft_lr: float = 5e-3
     rl_steps: int = 40
     rl_queries: int = 8
-    # the RL query pool (reconstructed: the paper's RL set size is not known); GRPO draws rl_queries a step from
-    # it: 400 is revisited 0.8x at quick, 3.2x in v2.4, ~13x in v2.4b (docs: the training reward rises, held-out
-    # accuracy does not); the paper scale draws from 5000
+    # the RL query pool (reconstructed: the paper's RL set size is not known); GRPO draws rl_queries a step
     n_rl: int = 400
     group_size: int = 8
     rl_lr: float = 5e-4
     beta: float = 0.0
-    max_new_tokens: int = 80
-    ood_new_tokens: int = 128
-    n_eval: int = 300
+    max_new_tokens: int = 96
+    ood_new_tokens: int = 160
+    n_eval: int = 200
     n_probe: int = 24
     probe_n: int = 8
     influence_groups: int = 6
 
 
 # c2 needs a model that chains (docs, v2.4): the issue's research-note size (d=128 L=4, 664k parameters) at SFT
-# lr 1e-3, where plain SFT 600 steps reached 0.66 ID exact match with the first correct 2-op chains (v2.3
-# addendum); GRPO at the SFT's final learning rate (the v2.2 rule: 1e-4 here) on 16 queries a step
+# lr 1e-3, where plain SFT 600 steps reached 0.66 ID exact match on 1-2-op chains (v2.3 addendum); GRPO at the
+# SFT's final learning rate (the v2.2 rule: 1e-4 here) on 16 queries a step
 _CHAIN_664K = dict(d_model=128, n_layers=4, n_heads=4, pretrain_steps=1500, sft_steps=600, sft_lr=1e-3, rl_steps=80,
                    rl_queries=16, rl_lr=1e-4, n_eval=500)
+# the v2.4 task (1-2-op chains, no distractors, 80 / 128 new tokens): kept for the diagnostic configurations
+_V24_TASK = dict(id_ops=(1, 2), ood_ops=(3, 4), distractors=(0, 0), shape="chain", max_new_tokens=80,
+                 ood_new_tokens=128)
 
 CONFIGS = {
     "smoke": Config(seeds=1, arms=("plain", "bridge", "filler"), n_sft=300, pretrain_steps=6, sft_steps=8,
-                    sft_batch=16, rl_steps=2, rl_queries=4, group_size=4, n_eval=16, n_probe=6, probe_n=4,
-                    influence_groups=3, d_model=32, n_heads=2, max_new_tokens=48, ood_new_tokens=64),
+                    sft_batch=16, rl_steps=2, rl_queries=4, group_size=4, n_eval=12, n_probe=6, probe_n=4,
+                    influence_groups=3, d_model=32, n_heads=2, max_new_tokens=48, ood_new_tokens=64, n_rl=40),
     "quick": Config(),
-    # since v2.4 the 664k model that chains, with a fresh RL pool (5000 problems for 80 x 16 draws: almost no
-    # query seen twice); ~47 CPU-minutes, ~28 min with `--executor ray --jobs 2`
+    # the 664k model that chains, a fresh RL pool (5000 problems for 80 x 16 draws), 3 paired seeds on the #48
+    # task; not run since #48 (the v2.4 paper run on the chain task took ~47 CPU-minutes)
     "paper": Config(seeds=3, arms=("plain", "bridge", "filler"), n_rl=5000, **_CHAIN_664K),
 }
 
 
-# Configurations outside the three scales, run with ``run_config`` for the diagnoses in the docs (not by the CLI).
+# Configurations outside the three scales, for the diagnoses in the docs. Each runs from the command line:
+#   python -m neurips25.behavior_injection.diagnose config NAME --seed 0 --out DIR
 DIAGNOSTIC_CONFIGS = {
     # the paper scale until v2.3 (the 86k quick model, 5 arms): the docs' v2.3 paper run
     "paper_86k_v2.3": Config(seeds=3, arms=("plain", "bridge", "filler", "explore_only", "exploit_only"),
-                             rl_steps=80, n_eval=500, n_probe=48, probe_n=16),
+                             rl_steps=80, n_eval=500, n_probe=48, probe_n=16, **_V24_TASK),
     # v2.4: the 664k model on the 400-problem RL pool (revisited 3.2x)
-    "chain_664k": Config(seeds=3, arms=("plain", "bridge", "filler"), **_CHAIN_664K),
-    # v2.4c: the same with the fresh pool, i.e. the paper scale since v2.4
-    "chain_664k_fresh": CONFIGS["paper"],
+    "chain_664k": Config(seeds=3, arms=("plain", "bridge", "filler"), **_CHAIN_664K, **_V24_TASK),
+    # v2.4c: the same with the fresh pool, i.e. the paper scale of v2.4
+    "chain_664k_fresh": Config(seeds=3, arms=("plain", "bridge", "filler"), n_rl=5000, **_CHAIN_664K, **_V24_TASK),
+    # the quick scale of v2.1 - v2.4 (1-2-op chains), for the old-vs-new comparison
+    "quick_v2.4": Config(n_eval=300, **_V24_TASK),
 }
 
 
-def greedy_scores(model, tok, problems, max_new_tokens, batch=100) -> tuple[float, float]:
-    """Greedy exact-match accuracy (the criterion's metric) and chain accuracy (``MiniIGSM.chain_reward``:
-    the answer AND every reference step right) on the same completions."""
+def greedy_hits(model, tok, problems, max_new_tokens, batch=100) -> tuple[np.ndarray, np.ndarray]:
+    """Per-problem greedy exact match (the criterion's metric) and chain correctness (``MiniIGSM.chain_reward``:
+    the answer AND every reference step right) on the same completions, as 0/1 arrays."""
     hits, chains = [], []
     for s in range(0, len(problems), batch):
         qs = problems[s:s + batch]
@@ -124,7 +138,13 @@ def greedy_scores(model, tok, problems, max_new_tokens, batch=100) -> tuple[floa
         r, _ = score_rollouts(ro, qs, MiniIGSM.reward)
         hits.extend(r[:, 0])
         chains.extend(MiniIGSM.chain_reward(q, t) for q, t in zip(qs, ro.texts))
-    return float(np.mean(hits)), float(np.mean(chains))
+    return np.array(hits, dtype=np.int8), np.array(chains, dtype=np.int8)
+
+
+def greedy_scores(model, tok, problems, max_new_tokens, batch=100) -> tuple[float, float]:
+    """Greedy exact-match and chain accuracy (means of :func:`greedy_hits`)."""
+    h, c = greedy_hits(model, tok, problems, max_new_tokens, batch)
+    return float(h.mean()), float(c.mean())
 
 
 def greedy_accuracy(model, tok, problems, max_new_tokens, batch=100) -> float:
@@ -140,14 +160,15 @@ def lucky_fraction(groups, problems) -> float:
 def seed_splits(cfg: Config, seed: int):
     """One paired seed's SFT / RL / probe / evaluation problems under ``cfg``."""
     return make_splits(seed, cfg.n_sft, cfg.n_rl, cfg.n_probe, cfg.n_eval, cfg.id_ops, cfg.ood_ops, cfg.mod,
-                       cfg.distractors)
+                       cfg.distractors, cfg.shape)
 
 
 def pretrain(cfg: Config, tok, seed: int):
     """The shared base model: plain-CoT training on 1-operation problems (stands in for a pretrained LM)."""
     model = tiny_llama(len(tok), cfg.d_model, cfg.n_layers, cfg.n_heads, max_len=320, seed=seed, tokenizer=tok)
     if cfg.pretrain_steps:
-        base = MiniIGSM(n_ops=cfg.pretrain_ops, mod=cfg.mod, distractors=cfg.distractors, seed=seed + 1000)
+        base = MiniIGSM(n_ops=cfg.pretrain_ops, mod=cfg.mod, distractors=cfg.distractors, seed=seed + 1000,
+                        shape=cfg.shape)
         qs = base.samples(cfg.n_sft)
         sft_train(model, tok, [q.question for q in qs], [q.completion for q in qs], cfg.pretrain_steps,
                   cfg.sft_batch, cfg.sft_lr, warmup=30, seed=seed + 1000, desc="pretrain (1-op)")
@@ -165,8 +186,10 @@ def run_arm(cfg: Config, splits, tok, base, arm: str, seed: int, log) -> dict:
                        cfg.sft_lr, warmup=30, seed=seed, desc=f"SFT {arm}")
     t_sft = time.perf_counter() - t0
     rec = {"sft_loss_last": float(np.mean(losses[-20:])), "sft_words": float(np.mean([len(c.split())
-                                                                                      for c in comps]))}
-    rec["sft_acc_id"], rec["sft_chain_id"] = greedy_scores(model, tok, splits.eval_id, cfg.max_new_tokens)
+                                                                                      for c in comps])),
+           "behaviour_content": behaviour_content(splits.sft, comps)}
+    sft_hits, sft_chain = greedy_hits(model, tok, splits.eval_id, cfg.max_new_tokens)
+    rec.update(sft_acc_id=float(sft_hits.mean()), sft_chain_id=float(sft_chain.mean()), sft_hits_id=sft_hits)
     rec["sft_acc_ood"], rec["sft_chain_ood"] = greedy_scores(model, tok, splits.eval_ood, cfg.ood_new_tokens)
     torch.manual_seed(seed)
     groups = sample_groups(model, tok, splits.probe, MiniIGSM.reward, lambda q: q.question, cfg.probe_n,
@@ -193,7 +216,8 @@ def run_arm(cfg: Config, splits, tok, base, arm: str, seed: int, log) -> dict:
         for k in timing:
             timing[k] += st[k]
     t_rl = time.perf_counter() - t1
-    rec["rl_acc_id"], rec["rl_chain_id"] = greedy_scores(model, tok, splits.eval_id, cfg.max_new_tokens)
+    rl_hits, rl_chain = greedy_hits(model, tok, splits.eval_id, cfg.max_new_tokens)
+    rec.update(rl_acc_id=float(rl_hits.mean()), rl_chain_id=float(rl_chain.mean()), rl_hits_id=rl_hits)
     rec["rl_acc_ood"], rec["rl_chain_ood"] = greedy_scores(model, tok, splits.eval_ood, cfg.ood_new_tokens)
     rec.update(gain_id=rec["rl_acc_id"] - rec["sft_acc_id"], gain_ood=rec["rl_acc_ood"] - rec["sft_acc_ood"],
                gain_chain_id=rec["rl_chain_id"] - rec["sft_chain_id"],
@@ -213,9 +237,21 @@ def influence_checks(model, groups, n_groups: int, seed: int) -> dict:
     m64 = copy.deepcopy(model).double()
     # the groups' rollouts were sampled by the float32 model; gradients are exact for these fixed sequences
     informative = [g for g in groups if 0 < g.alpha < 1]
-    out = {"n_informative": len(informative)}
+    out = {"n_informative": len(informative), "planted_rewards": False}
     if len(informative) < 4:
-        return out
+        # the identity holds for any binary reward: plant mixed 0/1 rewards on the model's own rollouts (#48), so
+        # the check is decided even where the model earns no reward (smoke) or all of it
+        rng = np.random.default_rng(seed + 99)
+        informative = []
+        for g in groups:
+            n = len(g.rewards)
+            k = int(rng.integers(1, n))  # 1 .. n-1 correct
+            r = np.zeros(n)
+            r[rng.choice(n, size=k, replace=False)] = 1.0
+            informative.append(Group(g.rollouts, r))
+        out["planted_rewards"] = True
+        if len(informative) < 4:
+            return out
     errs = [influence_identity_error(m64, g)["rel_error"] for g in informative[:n_groups]]
     ctrl = [influence_identity_error(m64, g, advantages=torch.as_tensor(g.rewards - g.rewards.mean()))
             ["rel_error"] for g in informative[:n_groups]]
@@ -228,6 +264,176 @@ def influence_checks(model, groups, n_groups: int, seed: int) -> dict:
                pearson_r=fo["pearson_r"], n_pairs=fo["n_pairs"], control_shuffled_r=r_ctrl,
                predicted=fo["predicted"], measured=fo["measured"])
     return out
+
+
+def _c1_criterion(m) -> bool | None:
+    err, r = m.get("identity_rel_error_max"), m.get("pearson_r")
+    if err is None or r is None or not np.isfinite(err) or not np.isfinite(r):
+        return None
+    return bool(err <= IDENTITY_TOL and r > PEARSON_MIN)
+
+
+def _c3_criterion(m) -> bool | None:
+    v = m.get("share_seeds_all_three")
+    return None if v is None or not np.isfinite(v) else bool(v >= 1.0)
+
+
+def declare_claims() -> list[Claim]:
+    """The four claims with their criteria, controls and preconditions (fixed before any run)."""
+    return [
+        Claim("c1_influence_identity", "one GRPO step's gradient on a query is sqrt(alpha(1-alpha)) times the "
+              "mean correct minus mean incorrect score gradient, and the first-order influence predicts the "
+              "change on other queries", paper_value="analysis (Sec. 3), no figure", kind="check",
+              criterion=Criterion(f"identity relative error <= {IDENTITY_TOL:g} (float64) and Pearson r > "
+                                  f"{PEARSON_MIN} of predicted vs measured one-step change on held-out queries",
+                                  "identity_rel_error_max", _c1_criterion,
+                                  f"<= {IDENTITY_TOL:g} and r > {PEARSON_MIN}"),
+              controls=[Control.negative("no_std", "advantages mean-centred without the std normalisation "
+                                         "(the identity must fail)"),
+                        Control.negative("shuffled_pairs", "predictions paired with the wrong (train, held-out) "
+                                         "query pair (r must fail)")]),
+        Claim("c2_rl_gain", "BRIDGE-augmented SFT yields a larger RL gain (RL accuracy - SFT accuracy) than "
+              "plain SFT", kind="headline",
+              paper_value="'significantly' larger gain on iGSM and PromptBench (table values not available)",
+              criterion=Criterion.at_least("margin_id", MARGIN, f"ID gain(BRIDGE) - gain(plain) >= {MARGIN:.2f}, "
+                                           "mean over paired seeds"),
+              controls=[Control.negative("filler", "length-matched filler SFT (restatements of known values, no "
+                                         "exploration / exploitation) in place of BRIDGE")],
+              no_positive_control=("no SFT arm is known to amplify GRPO's gain on this instance; an oracle that "
+                                   "did would presuppose the claim (the preconditions check that RL gains at all)"),
+              preconditions=[Precondition(f"plain SFT ID accuracy in [{BAND[0]}, {BAND[1]}]", _in_band),
+                             Precondition("plain's RL gain > 0 (lower end of its 95 % interval over the paired "
+                                          "ID evaluation problems)", _plain_gains)]),
+        Claim("c3_mechanism", "BRIDGE makes the SFT model RL-ready: more RL-informative queries and stronger "
+              "co-influence", kind="supporting", paper_value="alpha histograms and co-influence comparison (figures)",
+              criterion=Criterion("BRIDGE vs plain before RL, in every paired seed: higher mean sqrt(alpha(1-alpha)), "
+                                  "lower frac_reward_zero_std and higher co-influence cosine",
+                                  "share_seeds_all_three", _c3_criterion, "= 1 (every seed)"),
+              controls=[Control.negative("filler", "the filler SFT model against plain on the same statistics")],
+              no_positive_control="no SFT model is known to be RL-ready by construction on this instance"),
+        Claim("c4_filler_control", "length alone (filler steps, no exploration / exploitation) gives no such gain",
+              kind="supporting",
+              criterion=Criterion.at_most("excess_over_plain", MARGIN, f"ID gain(filler) - gain(plain) < {MARGIN:.2f}",
+                                          strict=True),
+              controls=[Control.negative("bridge", "BRIDGE's own excess over plain (must reach the margin)")],
+              no_positive_control="plain against itself passes trivially; no non-trivial arm is known to pass",
+              preconditions=[Precondition(f"c2's BRIDGE margin passes (>= {MARGIN:.2f}); otherwise 'no such "
+                                          "gain' holds vacuously", lambda m: m.get("bridge_margin_passes"))]),
+    ]
+
+
+def _in_band(m) -> bool | None:
+    a = m.get("plain_sft_acc_id")
+    return None if a is None else bool(BAND[0] <= a <= BAND[1])
+
+
+def _plain_gains(m) -> bool | None:
+    lo = m.get("plain_gain_id_lo")
+    return None if lo is None or not np.isfinite(lo) else bool(lo > 0)
+
+
+def paired_gain_interval(per_seed, arm: str) -> tuple[float, float, float]:
+    """Mean RL gain of ``arm`` over the paired ID evaluation problems of every seed, with a normal 95 % interval
+    (per problem: correct after RL - correct after SFT, problems pooled across seeds)."""
+    d = np.concatenate([np.asarray(s[arm]["rl_hits_id"], float) - np.asarray(s[arm]["sft_hits_id"], float)
+                        for s in per_seed])
+    half = 1.96 * d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+    return float(d.mean()), float(d.mean() - half), float(d.mean() + half)
+
+
+def _seed_mechanism(rec, ref) -> bool | None:
+    vals = (rec["informativeness"], ref["informativeness"], rec["frac_zero_std"], ref["frac_zero_std"],
+            rec["co_influence_cosine"], ref["co_influence_cosine"])
+    if not all(np.isfinite(v) for v in vals):
+        return None
+    return bool(rec["informativeness"] > ref["informativeness"] and rec["frac_zero_std"] < ref["frac_zero_std"]
+                and rec["co_influence_cosine"] > ref["co_influence_cosine"])
+
+
+def judge_claims(claims, per_seed, infl, cfg) -> dict:
+    """Hand every claim's figures (method and controls) to ``Claim.record``; returns the per-arm table."""
+    c1, c2, c3, c4 = claims
+    # --- c1 ----------------------------------------------------------------------------------------------
+    if "pearson_r" not in infl:
+        c1.record(None, {"no_std": None, "shuffled_pairs": None}, details=infl,
+                  unmeasured=f"only {infl['n_informative']} probe groups; needs >= 4",
+                  summary=f"only {infl['n_informative']} probe groups; needs >= 4")
+    else:
+        planted = " (planted binary rewards on the model's own rollouts: < 4 informative groups)" if infl[
+            "planted_rewards"] else ""
+        c1.record({"identity_rel_error_max": infl["identity_rel_error_max"], "pearson_r": infl["pearson_r"]},
+                  {"no_std": {"identity_rel_error_max": infl["control_unnormalised_rel_error_min"],
+                              "pearson_r": infl["pearson_r"]},
+                   "shuffled_pairs": {"identity_rel_error_max": infl["identity_rel_error_max"],
+                                      "pearson_r": infl["control_shuffled_r"]}},
+                  details={k: v for k, v in infl.items() if k not in ("predicted", "measured")} | {
+                      "predicted": infl["predicted"], "measured": infl["measured"]},
+                  summary=(f"identity rel. error {infl['identity_rel_error_max']:.1e} (needs <= {IDENTITY_TOL:g}; "
+                           f"control without std {infl['control_unnormalised_rel_error_min']:.2f}); Pearson r "
+                           f"{infl['pearson_r']:.4f} over {infl['n_pairs']} pairs (needs > {PEARSON_MIN}; shuffled "
+                           f"control {infl['control_shuffled_r']:.2f}){planted}"))
+
+    # --- c2 - c4 -------------------------------------------------------------------------------------------
+    def mean_over(arm, key):
+        return float(np.mean([s[arm][key] for s in per_seed]))
+
+    def diffs(arm, key):
+        return np.array([s[arm][key] - s["plain"][key] for s in per_seed])
+
+    keys = ("sft_acc_id", "rl_acc_id", "gain_id", "sft_acc_ood", "rl_acc_ood", "gain_ood", "sft_chain_id",
+            "rl_chain_id", "gain_chain_id", "lucky_frac_probe", "informativeness", "frac_zero_std", "co_influence",
+            "co_influence_cosine")
+    table = {arm: {k: mean_over(arm, k) for k in keys} for arm in cfg.arms}
+    for arm in cfg.arms:
+        g, lo, hi = paired_gain_interval(per_seed, arm)
+        table[arm].update(gain_id_paired=g, gain_id_lo=lo, gain_id_hi=hi)
+        table[arm]["behaviour_content"] = {k: float(np.mean([s[arm]["behaviour_content"][k] for s in per_seed]))
+                                           for k in per_seed[0][arm]["behaviour_content"]}
+    plain = table["plain"]
+    pre = {"plain_sft_acc_id": plain["sft_acc_id"], "plain_gain_id": plain["gain_id_paired"],
+           "plain_gain_id_lo": plain["gain_id_lo"], "plain_gain_id_hi": plain["gain_id_hi"]}
+
+    def arm_c2(arm):
+        if arm not in cfg.arms:
+            return None
+        d = diffs(arm, "gain_id")
+        return {"margin_id": float(d.mean()), "margin_id_per_seed": d.tolist(),
+                "margin_ood": float(diffs(arm, "gain_ood").mean()), **pre}
+
+    m2, f2 = arm_c2("bridge"), arm_c2("filler")
+    per = ", ".join(f"{d:+.3f}" for d in m2["margin_id_per_seed"])
+    c2.record(m2, {"filler": f2}, details={"arms": table, "chain_gain_diff_id_per_seed":
+                                            diffs("bridge", "gain_chain_id").tolist()},
+              summary=(f"ID gain BRIDGE - plain {m2['margin_id']:+.3f} (per seed {per}); needs >= {MARGIN:.2f}; "
+                       f"filler control {f2['margin_id'] if f2 else float('nan'):+.3f}; OOD {m2['margin_ood']:+.3f}; "
+                       f"preconditions: plain SFT acc {plain['sft_acc_id']:.3f} (band {BAND}), plain RL gain "
+                       f"{plain['gain_id_paired']:+.3f} [{plain['gain_id_lo']:+.3f}, {plain['gain_id_hi']:+.3f}]"))
+
+    def arm_c3(arm):
+        if arm not in cfg.arms:
+            return None
+        per_seed_ok = [_seed_mechanism(s[arm], s["plain"]) for s in per_seed]
+        share = float("nan") if any(v is None for v in per_seed_ok) else float(np.mean(per_seed_ok))
+        return {"share_seeds_all_three": share, "per_seed_all_three": per_seed_ok,
+                **{f"{k}_diff": float(np.mean(diffs(arm, k))) for k in ("informativeness", "frac_zero_std",
+                                                                        "co_influence_cosine", "co_influence")}}
+
+    m3, f3 = arm_c3("bridge"), arm_c3("filler")
+    c3.record(m3, {"filler": f3}, details={arm: {k: table[arm][k] for k in (
+        "informativeness", "frac_zero_std", "co_influence", "co_influence_cosine")} for arm in cfg.arms},
+        summary=(f"BRIDGE - plain: sqrt(a(1-a)) {m3['informativeness_diff']:+.3f}, zero-std share "
+                 f"{m3['frac_zero_std_diff']:+.2f}, co-influence cosine {m3['co_influence_cosine_diff']:+.3f}; all "
+                 f"three in seeds {m3['per_seed_all_three']} (needs every seed); filler control "
+                 f"{f3['per_seed_all_three'] if f3 else 'not run'}"))
+
+    bridge_passes = bool(m2["margin_id"] >= MARGIN)
+    m4 = None if f2 is None else {"excess_over_plain": f2["margin_id"], "bridge_margin_passes": bridge_passes}
+    c4.record(m4, {"bridge": {"excess_over_plain": m2["margin_id"], "bridge_margin_passes": bridge_passes}},
+              unmeasured="filler arm not run at this configuration",
+              summary=(f"ID gain filler - plain {f2['margin_id']:+.3f}; needs < {MARGIN:.2f}; judged only when "
+                       f"BRIDGE's margin passes (BRIDGE - plain {m2['margin_id']:+.3f})") if f2 else
+              "filler arm not run at this configuration")
+    return table
 
 
 def _figures(per_seed, arms, out: Path) -> None:
@@ -277,29 +483,13 @@ def run_config(cfg: Config, seed: int, out: Path, ctx=None, label: str = "custom
     ctx = ctx if ctx is not None else LocalContext()
     t_start = time.perf_counter()
     logs: list[str] = []
-    claims = [
-        Claim("c1_influence_identity", "one GRPO step's gradient on a query is sqrt(alpha(1-alpha)) times the "
-              "mean correct minus mean incorrect score gradient, and the first-order influence predicts the "
-              "change on other queries", criterion="relative error <= 1e-6 (float64) and Pearson r > 0.9 of "
-              "predicted vs measured one-step change on held-out queries; controls (no std normalisation; "
-              "shuffled pairs) must fail", paper_value="analysis (Sec. 3), no figure", kind="check"),
-        Claim("c2_rl_gain", "BRIDGE-augmented SFT yields a larger RL gain (RL accuracy - SFT accuracy) than "
-              "plain SFT", criterion=f"ID gain(BRIDGE) - gain(plain) >= {MARGIN:.2f}, mean over paired seeds, "
-              f"plain SFT accuracy in {BAND}; the filler control must stay below the margin",
-              paper_value="'significantly' larger gain on iGSM and PromptBench (table values not available)",
-              kind="headline"),
-        Claim("c3_mechanism", "BRIDGE makes the SFT model RL-ready: more RL-informative queries and stronger "
-              "co-influence", criterion="BRIDGE vs plain before RL: higher mean sqrt(alpha(1-alpha)), lower "
-              "frac_reward_zero_std, larger mean co-influence (all three, mean over seeds)",
-              paper_value="alpha histograms and co-influence comparison (figures)", kind="supporting"),
-        Claim("c4_filler_control", "length alone (filler steps, no exploration / exploitation) gives no such gain",
-              criterion=f"ID gain(filler) - gain(plain) < {MARGIN:.2f}", kind="supporting"),
-    ]
+    claims = declare_claims()
     per_seed = []
     infl = None
     # one shared base model (the stand-in for a pretrained LM, as one LLM is shared by every arm and seed in
     # the paper); the paired seeds vary the SFT / RL / evaluation data and the sampling
-    vocab_task = make_splits(seed, 1, 1, 1, 1, cfg.id_ops, cfg.ood_ops, cfg.mod, cfg.distractors).task
+    vocab_task = make_splits(seed, 1, 1, 1, 1, cfg.id_ops, cfg.ood_ops, cfg.mod, cfg.distractors,
+                             cfg.shape).task
     tok = build_tokenizer(vocab_task.vocabulary())
     torch.manual_seed(seed)
     base = pretrain(cfg, tok, seed)
@@ -322,68 +512,13 @@ def run_config(cfg: Config, seed: int, out: Path, ctx=None, label: str = "custom
             r.pop("_model", None), r.pop("_groups", None)
         per_seed.append(recs)
 
-    # --- claim 1 -------------------------------------------------------------------------------------------
-    if "pearson_r" not in infl:
-        claims[0].judge(None, infl, summary=f"only {infl['n_informative']} informative probe groups; needs >= 4")
-    else:
-        ok = infl["identity_rel_error_max"] <= 1e-6 and infl["pearson_r"] > 0.9
-        ctrl_fail = infl["control_unnormalised_rel_error_min"] > 1e-6 and infl["control_shuffled_r"] <= 0.9
-        claims[0].judge(ok and ctrl_fail, {k: v for k, v in infl.items()}, summary=(
-            f"identity rel. error {infl['identity_rel_error_max']:.1e} (needs <= 1e-6; control without std "
-            f"{infl['control_unnormalised_rel_error_min']:.2f}); Pearson r {infl['pearson_r']:.4f} over "
-            f"{infl['n_pairs']} pairs (needs > 0.9; shuffled control {infl['control_shuffled_r']:.2f})"))
-
-    # --- claims 2-4 ----------------------------------------------------------------------------------------
-    def mean_over(arm, key):
-        return float(np.mean([s[arm][key] for s in per_seed]))
-
-    def diffs(arm, key):
-        return np.array([s[arm][key] - s["plain"][key] for s in per_seed])
-
-    d_id, d_ood = diffs("bridge", "gain_id"), diffs("bridge", "gain_ood")
-    f_id = diffs("filler", "gain_id") if "filler" in cfg.arms else None
-    plain_acc = mean_over("plain", "sft_acc_id")
-    in_band = BAND[0] <= plain_acc <= BAND[1]
-    table = {arm: {k: mean_over(arm, k) for k in ("sft_acc_id", "rl_acc_id", "gain_id", "sft_acc_ood",
-                                                  "rl_acc_ood", "gain_ood", "sft_chain_id", "rl_chain_id",
-                                                  "gain_chain_id", "lucky_frac_probe", "informativeness",
-                                                  "frac_zero_std", "co_influence", "co_influence_cosine")}
-             for arm in cfg.arms}
-    passed = bool(d_id.mean() >= MARGIN)
-    ctrl_passes = f_id is not None and bool(f_id.mean() >= MARGIN)
-    verdict = None if not in_band else (passed and not ctrl_passes if not (passed and ctrl_passes) else None)
-    agree = len(set((d_id >= MARGIN).tolist())) == 1
-    ci = (f" (per seed {', '.join(f'{d:+.3f}' for d in d_id)}; seeds {'agree' if agree else 'DISAGREE'})"
-          if len(d_id) > 1 else " (1 seed)")
-    claims[1].judge(verdict, {"gain_diff_id_per_seed": d_id, "gain_diff_ood_per_seed": d_ood,
-                              "chain_gain_diff_id_per_seed": diffs("bridge", "gain_chain_id"),
-                              "filler_minus_plain_id": f_id, "plain_sft_acc_id": plain_acc,
-                              "arms": table},
-                    note=("plain SFT accuracy outside the moderate band: inconclusive by the criterion's setting"
-                          if not in_band else ("the filler control passes too: the gain is not specific to "
-                                               "the injected behaviours" if passed and ctrl_passes else "")),
-                    summary=(f"ID gain BRIDGE - plain {d_id.mean():+.3f}{ci}; needs >= {MARGIN:.2f} "
-                             f"(filler control {f_id.mean() if f_id is not None else float('nan'):+.3f}); OOD "
-                             f"{d_ood.mean():+.3f}; plain SFT acc {plain_acc:.2f} (band {BAND})"))
-    b, p = table["bridge"], table["plain"]
-    mech = lambda a: (a["informativeness"] > p["informativeness"] and a["frac_zero_std"] < p["frac_zero_std"]
-                      and a["co_influence"] > p["co_influence"])
-    mech_b = bool(mech(b))
-    mech_f = bool(mech(table["filler"])) if "filler" in table else False
-    claims[2].judge(None if (mech_b and mech_f) else mech_b, {arm: {k: table[arm][k] for k in (
-        "informativeness", "frac_zero_std", "co_influence", "co_influence_cosine")} for arm in cfg.arms},
-        note="the filler control also passes: not specific to the behaviours" if mech_b and mech_f else "",
-        summary=(f"sqrt(a(1-a)) {b['informativeness']:.3f} vs plain {p['informativeness']:.3f}; zero-std "
-                 f"{b['frac_zero_std']:.2f} vs {p['frac_zero_std']:.2f}; co-influence {b['co_influence']:.3g} vs "
-                 f"{p['co_influence']:.3g} (filler control passes: {mech_f})"))
-    if f_id is None:
-        claims[3].judge(None, {}, summary="filler arm not run at this scale")
-    else:
-        claims[3].judge(bool(f_id.mean() < MARGIN), {"filler_minus_plain_id": f_id}, summary=(
-            f"ID gain filler - plain {f_id.mean():+.3f}; needs < {MARGIN:.2f} (BRIDGE - plain {d_id.mean():+.3f})"))
+    table = judge_claims(claims, per_seed, infl, cfg)
 
     _figures(per_seed, cfg.arms, out)
     wall = time.perf_counter() - t_start
+    for rec in (r for seed_recs in per_seed for r in seed_recs.values()):  # keep result.json small
+        rec["sft_hits_id"], rec["rl_hits_id"] = (np.asarray(rec["sft_hits_id"]).tolist(),
+                                                 np.asarray(rec["rl_hits_id"]).tolist())
     return Outcome(claims, metrics={"config": dataclasses.asdict(cfg), "per_seed": per_seed, "arms": table,
                                     "influence": infl, "log": logs, "wall_s": wall},
                    notes=(f"{label}: {cfg.seeds} paired seed(s), arms {cfg.arms}; tiny Llama d={cfg.d_model} "

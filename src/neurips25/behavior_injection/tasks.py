@@ -99,6 +99,12 @@ class MiniIGSM:
     ops : tuple of str, default ("+", "-", "*")
     distractors : int or (int, int), default (1, 2)
         Extra inner nodes the question does not need.
+    shape : {"chain", "tree"}, default "chain"
+        ``"chain"``: each inner node takes the previous one (at most one needed node is ever ready to solve, so
+        BRIDGE's exploitation can only restate known values). ``"tree"`` (#48): a random binary tree of inner
+        nodes whose operands are fresh leaves, earlier leaves or earlier unconsumed results, so several needed
+        nodes are often ready at once and locked nodes exist from the start (reconstructed: iGSM's own
+        generator is richer).
     seed : int, default 0
 
     Examples
@@ -108,7 +114,11 @@ class MiniIGSM:
     1.0
     """
 
-    def __init__(self, n_ops=(3, 5), mod: int = 23, ops=OPS, distractors=(1, 2), seed: int = 0):
+    def __init__(self, n_ops=(3, 5), mod: int = 23, ops=OPS, distractors=(1, 2), seed: int = 0,
+                 shape: str = "chain"):
+        if shape not in ("chain", "tree"):
+            raise ValueError(f"`shape` must be 'chain' or 'tree', got {shape!r}")
+        self.shape = shape
         self.n_ops = _check_range("n_ops", n_ops, 1)
         self.distractors = _check_range("distractors", distractors, 0)
         if not isinstance(mod, numbers.Integral) or not 2 <= int(mod) <= 1000:
@@ -130,6 +140,7 @@ class MiniIGSM:
         k = int(rng.integers(self.n_ops[0], self.n_ops[1] + 1))
         n_dis = int(rng.integers(self.distractors[0], self.distractors[1] + 1))
         names = list(rng.permutation(NAMES))
+        self._names = names
         parents: dict[str, tuple[str, ...]] = {}
         op: dict[str, str] = {}
         leaves: list[str] = []
@@ -141,9 +152,11 @@ class MiniIGSM:
             leaves.append(n)
             return n
 
+        if self.shape == "tree":
+            self._tree(k, rng, new_leaf, parents, op, leaves, inner)
         # a chain of k inner nodes (depth k); each takes the previous one and a second parent, which is
         # a fresh leaf or an earlier node, so the graph branches and re-uses quantities
-        for _ in range(k):
+        for _ in range(k if self.shape == "chain" else 0):
             first = inner[-1] if inner else new_leaf()
             pool = [x for x in leaves + inner if x != first]
             second = new_leaf() if (not pool or rng.random() < 0.5) else pool[int(rng.integers(len(pool)))]
@@ -175,6 +188,31 @@ class MiniIGSM:
         order = random_topological_order(dag, rng)
         cot = " ".join(solve_step(dag, n) for n in order)
         return Problem(question, cot, value[query], dag, tuple(order))
+
+    def _tree(self, k, rng, new_leaf, parents, op, leaves, inner) -> None:
+        """k inner nodes forming one binary tree rooted at the last (every inner node is needed): each step
+        consumes c in {0, 1, 2} open results (inner nodes not yet used) plus 2 - c leaves (fresh, or with
+        probability 0.3 an earlier leaf), c drawn among the counts that still let the open results merge into one
+        by the end."""
+        open_: list[str] = []
+        for step in range(k):
+            left = k - 1 - step  # steps after this one
+            feasible = [c for c in (0, 1, 2) if c <= len(open_) and len(open_) + 1 - c - 1 <= left]
+            if step == 0:
+                feasible = [0]
+            c = feasible[int(rng.integers(len(feasible)))]
+            operands = [open_.pop(int(rng.integers(len(open_)))) for _ in range(c)]
+            while len(operands) < 2:
+                reuse = [x for x in leaves if x not in operands]
+                operands.append(reuse[int(rng.integers(len(reuse)))] if reuse and rng.random() < 0.3 else new_leaf())
+            if rng.random() < 0.5:
+                operands.reverse()
+            n = self._names.pop()
+            parents[n] = tuple(operands)
+            op[n] = self.ops[int(rng.integers(len(self.ops)))]
+            inner.append(n)
+            open_.append(n)
+        assert len(open_) == 1 and open_[0] == inner[-1]
 
     def samples(self, n: int) -> list[Problem]:
         if not isinstance(n, numbers.Integral) or n < 0:
