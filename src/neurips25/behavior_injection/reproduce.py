@@ -175,6 +175,24 @@ def pretrain(cfg: Config, tok, seed: int):
     return model
 
 
+def grpo_train(cfg: Config, model, tok, pool, seed: int, desc: str = "GRPO") -> tuple[list, list, dict]:
+    """``cfg.rl_steps`` GRPO steps on ``model`` (in place), ``cfg.rl_queries`` queries a step drawn from ``pool``;
+    returns the batch reward curve, the share of all-equal groups per step and the time of each phase."""
+    trainer = GRPO(model, tok, group_size=cfg.group_size, beta=cfg.beta, lr=cfg.rl_lr,
+                   max_new_tokens=cfg.max_new_tokens, ref=copy.deepcopy(model) if cfg.beta else None)
+    rng = np.random.default_rng(seed + 17)
+    curve, zero = [], []
+    timing = {"time_rollout": 0.0, "time_reward": 0.0, "time_update": 0.0}
+    for _ in progress(range(cfg.rl_steps), desc=desc):
+        qs = [pool[i] for i in rng.choice(len(pool), cfg.rl_queries, replace=False)]
+        st = trainer.step(qs, MiniIGSM.reward, prompt_of=lambda q: q.question)
+        curve.append(st["reward_mean"])
+        zero.append(st["frac_reward_zero_std"])
+        for k in timing:
+            timing[k] += st[k]
+    return curve, zero, timing
+
+
 def run_arm(cfg: Config, splits, tok, base, arm: str, seed: int, log) -> dict:
     """SFT on one arm's completions, the pre-RL readiness numbers, GRPO, accuracies before and after."""
     import torch
@@ -202,19 +220,7 @@ def run_arm(cfg: Config, splits, tok, base, arm: str, seed: int, log) -> dict:
     if arm == "plain":
         rec["_groups"], rec["_model"] = groups, copy.deepcopy(model)
     t1 = time.perf_counter()
-    trainer = GRPO(model, tok, group_size=cfg.group_size, beta=cfg.beta, lr=cfg.rl_lr,
-                   max_new_tokens=cfg.max_new_tokens,
-                   ref=copy.deepcopy(model) if cfg.beta else None)
-    rng = np.random.default_rng(seed + 17)
-    curve, zero = [], []
-    timing = {"time_rollout": 0.0, "time_reward": 0.0, "time_update": 0.0}
-    for _ in progress(range(cfg.rl_steps), desc=f"GRPO {arm}"):
-        qs = [splits.rl[i] for i in rng.choice(len(splits.rl), cfg.rl_queries, replace=False)]
-        st = trainer.step(qs, MiniIGSM.reward, prompt_of=lambda q: q.question)
-        curve.append(st["reward_mean"])
-        zero.append(st["frac_reward_zero_std"])
-        for k in timing:
-            timing[k] += st[k]
+    curve, zero, timing = grpo_train(cfg, model, tok, splits.rl, seed, desc=f"GRPO {arm}")
     t_rl = time.perf_counter() - t1
     rl_hits, rl_chain = greedy_hits(model, tok, splits.eval_id, cfg.max_new_tokens)
     rec.update(rl_acc_id=float(rl_hits.mean()), rl_chain_id=float(rl_chain.mean()), rl_hits_id=rl_hits)
