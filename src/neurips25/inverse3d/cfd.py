@@ -227,7 +227,7 @@ class BrinkmanSpectralNS:
         kdot = (self._k * f_hat).sum(0) / self._k2_safe
         return f_hat - self._k * kdot
 
-    def solve(self, occupancy, return_fields=True):
+    def solve(self, occupancy, return_fields=True, u0=None):
         """Run the solver to (near) steady state around one body.
 
         Parameters
@@ -237,6 +237,9 @@ class BrinkmanSpectralNS:
             box fluid, stay off every face of the box and out of the sponge.
         return_fields : bool
             Keep pressure and velocity (set False to save memory in large sweeps).
+        u0 : array-like (3, *grid), optional
+            Flow to start from (a warm start: the converged flow of this or a nearby body, or a coarser
+            grid's flow through :func:`resample_flow`); default the free stream.
 
         Returns
         -------
@@ -257,8 +260,15 @@ class BrinkmanSpectralNS:
         spg_add = sig / (1.0 + sig)
         dV = self.h ** 3
 
-        u = torch.zeros((3, *self.grid), dtype=torch.float32)
-        u[0] = 1.0
+        if u0 is None:
+            u = torch.zeros((3, *self.grid), dtype=torch.float32)
+            u[0] = 1.0
+        else:
+            u = torch.as_tensor(np.asarray(u0), dtype=torch.float32).clone()
+            if tuple(u.shape) != (3, *self.grid):
+                raise ValueError(f"`u0` must have shape {(3, *self.grid)}; got {tuple(u.shape)}")
+            if not torch.isfinite(u).all():
+                raise ValueError("`u0` contains NaN or inf")
         u = u * pen
         u_hat = torch.fft.rfftn(u, dim=dims)
         n_prev = None
@@ -348,3 +358,27 @@ class BrinkmanSpectralNS:
         P = torch.fft.irfftn(P_hat, s=self.grid, dim=dims)
         p = P - 0.5 * (u ** 2).sum(0)
         return p - p.mean()
+
+
+def resample_flow(u, grid):
+    """A periodic velocity field (3, nx, ny, nz) resampled to ``grid`` by Fourier zero-padding / truncation.
+
+    Used to warm-start a fine-grid solve from a coarse-grid flow over the same box.
+    """
+    u = torch.as_tensor(np.asarray(u), dtype=torch.float32)
+    if u.ndim != 4 or u.shape[0] != 3:
+        raise ValueError(f"`u` must have shape (3, nx, ny, nz); got {tuple(u.shape)}")
+    src, dst = tuple(u.shape[1:]), tuple(int(n) for n in grid)
+    U = torch.fft.fftn(u, dim=(-3, -2, -1))
+    out = torch.zeros((3, *dst), dtype=U.dtype)
+    sl_src, sl_dst = [], []
+    for a, b in zip(src, dst):
+        m = min(a, b) // 2  # keep |k| < m on both sides (drops the Nyquist mode)
+        sl_src.append(np.r_[0:m, a - m + 1:a])
+        sl_dst.append(np.r_[0:m, b - m + 1:b])
+    ix_s = np.ix_(*sl_src)
+    ix_d = np.ix_(*sl_dst)
+    for c in range(3):
+        out[c][ix_d] = U[c][ix_s]
+    scale = float(np.prod(dst)) / float(np.prod(src))
+    return (torch.fft.ifftn(out, dim=(-3, -2, -1)).real * scale).numpy()

@@ -1,7 +1,8 @@
 """The solver-labelled car-body data set, the design space and a cache of solved shapes.
 
 Every body of :class:`~neurips25.inverse3d.shapes.CarBodyFamily` is voxelised on the solver grid and solved
-with :class:`~neurips25.inverse3d.cfd.BrinkmanSpectralNS`; the record keeps its occupancy in the design box,
+with :class:`~neurips25.inverse3d.cfd.BrinkmanSpectralNS` as the same level-set solid the designs are solved
+as (:meth:`DesignSpace.solver_body`); the record keeps its occupancy in the design box,
 its volumetric drag coefficient, a geometry point cloud (surface points + normals) and a physics point
 cloud (surface points + static pressure just outside the wall), plus occupancy queries for the PG-VAE.
 Solved shapes are cached as ``.npz`` keyed by a hash of occupancy and solver settings, so seeds and a
@@ -19,6 +20,7 @@ import numpy as np
 from scipy.interpolate import RegularGridInterpolator
 
 from neurips25.inverse3d.cfd import FlowResult
+from neurips25.inverse3d.mesh import largest_component, solid_mask
 from neurips25.inverse3d.shapes import CENTER, ENVELOPE, CarBodyFamily, cell_centers, surface_points, voxelize
 
 
@@ -58,6 +60,16 @@ class DesignSpace:
 
     def crop(self, full):
         return np.asarray(full)[self.slices]
+
+    def solver_body(self, crop):
+        """The one body convention for labels and designs: a crop occupancy -> the solid the solver sees.
+
+        The largest piece at the marching-cubes level (0.5), as a 0/1 solid in the full grid. Training
+        bodies (a one-cell ramp from :func:`~neurips25.inverse3d.shapes.voxelize`, i.e. ``sdf <= 0``) and
+        decoded or refined designs are solved through this same function, so a surrogate trained on the
+        labels learns the quantity the designs are judged by.
+        """
+        return self.embed(solid_mask(largest_component(crop)))
 
 
 class SolveCache:
@@ -127,7 +139,7 @@ def build_dataset(n_shapes, solver, space, cache, seed, n_points=512, n_occ=2048
     it = bodies if progress is None else progress(bodies, desc="solving training bodies")
     for body in it:
         occ = voxelize(body.sdf, solver.grid, solver.h)
-        res = cache.solve(solver, occ)
+        res = cache.solve(solver, space.solver_body(space.crop(occ)))  # the designs' convention
         xyz, nrm = surface_points(body.sdf, n_points, lo, hi, rng)
         p_wall = pressure_at(res.pressure.astype(np.float32), solver.h, xyz + 1.5 * solver.h * nrm)
         near = rng.uniform(lo, hi, size=(n_occ, 3))

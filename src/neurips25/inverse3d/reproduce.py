@@ -43,7 +43,7 @@ from neurips25.inverse3d.cfd import BrinkmanSpectralNS, SolverDivergedError
 from neurips25.inverse3d.data import DesignSpace, SolveCache, build_dataset
 from neurips25.inverse3d.diffusion import LatentDiT, ObjectiveGuidedSampler, make_scheduler, train_dit
 from neurips25.inverse3d.ffd import FFDLattice
-from neurips25.inverse3d.mesh import export_mesh, largest_component, mesh_validity, occupancy_to_mesh, solid_mask
+from neurips25.inverse3d.mesh import export_mesh, largest_component, mesh_validity, occupancy_to_mesh
 from neurips25.inverse3d.meshgnn import MeshDragGNN, MeshGraph, mirror_meshes
 from neurips25.inverse3d.metrics import bootstrap_ci, coverage, novelty
 from neurips25.inverse3d.pgvae import PGVAE
@@ -297,8 +297,8 @@ def _evaluate(occs, solver, space, cache):
         valid.append(bool(v.valid))
         inside.append(bool(((occ > 0) <= (space.envelope_mask > 0)).all()))
         try:
-            # the body at the marching-cubes level, for every method alike (see mesh.solid_mask)
-            cdv.append(cache.solve(solver, space.embed(solid_mask(largest_component(occ)))).cdv)
+            # the body at the marching-cubes level, for every method and the training labels alike
+            cdv.append(cache.solve(solver, space.solver_body(occ)).cdv)
         except (SolverDivergedError, ValueError):
             cdv.append(float("nan"))
             valid[-1] = False
