@@ -133,3 +133,16 @@ def test_scores_comparable_across_integer_and_fixed_point_parties():
     vfs = OneStageFederatedScreener(n_features_keep=1).fit([x[:, None], 0.5 * x[:, None] + 1e-3], y)
     np.testing.assert_allclose(vfs.feature_scores_[1], 0.5 * vfs.feature_scores_[0], rtol=1e-4)
     assert vfs.get_support(indices=True).tolist() == [0]
+
+
+@pytest.mark.parametrize("cls", [VerticalFederatedScreener, CentralizedSIS])
+def test_string_labels_need_pos_label(data, cls):
+    # review vfs-v2: ["stay", "churn"] made the sorted-last class ("stay", the majority) positive, silently
+    y = np.where(data.y == 1, "churn", "stay")
+    with pytest.raises(ValueError, match=r"non-numeric labels \['churn', 'stay'\]: set `pos_label`"):
+        cls().fit(data.X, y)
+    with pytest.raises(ValueError, match=r"`pos_label`='leave' is not one of the labels"):
+        cls(pos_label="leave").fit(data.X, y)
+    by_name = cls(pos_label="churn").fit(data.X, y)
+    by_number = cls().fit(data.X, data.y)
+    np.testing.assert_array_equal(by_name.get_support(), by_number.get_support())

@@ -80,8 +80,17 @@ class _BinaryScreener(SelectorMixin, BaseEstimator):
                 f"{len(classes)} distinct values"
             )
         self.classes_ = classes
-        # the larger label is the (rare) positive class, as in sklearn's binary convention
-        return (y == classes[1]).astype(np.int64)
+        pos_label = getattr(self, "pos_label", None)
+        if pos_label is None:
+            if classes.dtype.kind not in "biuf":
+                # sorted order would make e.g. "stay" (the majority) positive in ["stay", "churn"] silently
+                raise ValueError(f"`y` has non-numeric labels {classes.tolist()}: set `pos_label` to the (rare) "
+                                 "positive class")
+            # numeric labels: the larger one is the (rare) positive class, as in sklearn's binary convention
+            pos_label = classes[1]
+        elif pos_label not in classes.tolist():
+            raise ValueError(f"`pos_label`={pos_label!r} is not one of the labels of `y` {classes.tolist()}")
+        return (y == pos_label).astype(np.int64)
 
     def _split(self, X, y):
         """Return (parts, party_columns, y01) after validating X as one matrix or a list of blocks."""
@@ -177,6 +186,9 @@ class VerticalFederatedScreener(_BinaryScreener):
         sampled (1.0: every row, the ids reveal nothing about ``y``); see :class:`~neurips25.vfs.ActiveParty`.
     random_state : int, RandomState or None, default=None
         Drives the negative sampling.
+    pos_label : int, str, bool or None, default=None
+        The (rare) positive class of ``y``. ``None``: the larger of two numeric labels; labels that are not
+        numbers (e.g. ``["stay", "churn"]``) need it set, as in scikit-learn's binary metrics.
 
     Attributes
     ----------
@@ -195,7 +207,7 @@ class VerticalFederatedScreener(_BinaryScreener):
         ciphertexts and bytes per direction).
     n_positives_, n_sampled_negatives_ : int
     classes_ : ndarray of shape (2,)
-        ``classes_[1]`` is treated as the positive class.
+        The two labels, sorted. The positive class is ``pos_label``, else ``classes_[1]`` (numeric labels).
 
     Examples
     --------
@@ -223,6 +235,7 @@ class VerticalFederatedScreener(_BinaryScreener):
         "key_bits": [Interval(numbers.Integral, 256, None, closed="left")],
         "pad_to": [Interval(numbers.Real, 0, 1, closed="right"), None],
         "random_state": ["random_state"],
+        "pos_label": [numbers.Integral, str, bool, None],
     }
 
     def __init__(
@@ -239,6 +252,7 @@ class VerticalFederatedScreener(_BinaryScreener):
         key_bits=2048,
         pad_to=None,
         random_state=None,
+        pos_label=None,
     ):
         self.n_groups_keep = n_groups_keep
         self.n_features_keep = n_features_keep
@@ -252,6 +266,7 @@ class VerticalFederatedScreener(_BinaryScreener):
         self.key_bits = key_bits
         self.pad_to = pad_to
         self.random_state = random_state
+        self.pos_label = pos_label
 
     _two_stage = True
 
@@ -363,6 +378,9 @@ class CentralizedSIS(_BinaryScreener):
     ----------
     n_features_keep : int or float, default=None
     statistic : {"mean_diff", "pearson"} or callable, default="mean_diff"
+    pos_label : int, str, bool or None, default=None
+        The (rare) positive class of ``y``. ``None``: the larger of two numeric labels; labels that are not
+        numbers (e.g. ``["stay", "churn"]``) need it set, as in scikit-learn's binary metrics.
 
     Attributes
     ----------
@@ -380,11 +398,13 @@ class CentralizedSIS(_BinaryScreener):
     _parameter_constraints: dict = {
         "n_features_keep": _keep_constraint(),
         "statistic": [StrOptions(set(STATISTICS)), callable],
+        "pos_label": [numbers.Integral, str, bool, None],
     }
 
-    def __init__(self, n_features_keep=None, statistic="mean_diff"):
+    def __init__(self, n_features_keep=None, statistic="mean_diff", pos_label=None):
         self.n_features_keep = n_features_keep
         self.statistic = statistic
+        self.pos_label = pos_label
 
     def fit(self, X, y):
         """Score every column of ``X`` against binary ``y`` on all rows and keep the top ones."""
