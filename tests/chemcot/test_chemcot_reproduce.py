@@ -78,3 +78,19 @@ def test_flat_keeps_numpy_scalar_figures():
 
     report = types.SimpleNamespace(subtasks={"qed": {"success": np.float32(0.5), "n": np.int64(20), "ok": True}})
     assert _flat(report) == {"qed_success": 0.5, "qed_n": 20.0}
+
+
+def test_c5_below_the_issues_held_out_minimum_is_inconclusive_not_decided():
+    """Issue #46: c5 needs >= 60 held-out items; a 6-item instance (one item = 0.17) must not decide it."""
+    from neurips25.chemcot.reproduce import C5_MIN_HELDOUT
+
+    def figures(n, gains):
+        return {"gain_min": min(gains), "gain_mean": sum(gains) / 3, "before_pass": 0.0, "n_heldout": n,
+                "pass_per_seed": gains, "parse_rate_per_seed": [1.0] * 3}
+
+    verdicts = {}
+    for n in (6, C5_MIN_HELDOUT):
+        c5 = {c.id: c for c in declare_claims()}["c5_cot_lora"]
+        c5.record(figures(n, [0.0, 0.0, 0.0]), controls={"answer_only_lora": figures(n, [0.0, 0.0, 0.0])})
+        verdicts[n] = str(c5.verdict)
+    assert verdicts == {6: "inconclusive", C5_MIN_HELDOUT: "not_reproduced"}
