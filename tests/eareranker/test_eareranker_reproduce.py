@@ -26,4 +26,12 @@ def test_smoke_reproduction(tmp_path):
     assert abs(n["one_token"] - n["full"]) <= 0.01 * n["full"]
     # the embedding-only scorer's memory does not depend on document length (identical input shapes)
     assert by_id["c3a_constant_cost"]["measured"]["method"]["memory_ratio"] == 1.0
+    # c3b: the cross-encoder's convergence is a precondition; EAReranker's learning curve is reported beside it
+    c3b = by_id["c3b_competitive"]["measured"]
+    assert isinstance(c3b["method"]["ce_converged"], bool)
+    assert any("convergence" in p for p in c3b["preconditions"])
+    det = c3b["details"]
+    assert len(det["eareranker_learning_curve_spearman_own"]) == 3  # shared pairs, one superset, the whole split
+    assert len(det["cross_encoder_validation_bce_per_epoch"]) == len(
+        det["cross_encoder_validation_spearman_own_per_epoch"]) >= 1
     assert sorted(res["figures"]) == ["figures/confusion_matrix.png", "figures/cost_vs_length.png"]

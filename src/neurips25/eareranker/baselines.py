@@ -47,16 +47,21 @@ class CosineBaseline:
 
 def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epochs: int = 1, batch_size: int = 16,
                            lr: float = 4e-5, seed: int = 0, model_path=None, progress=None, val_queries=None,
-                           val_docs=None, val_scores=None, patience: int = 1):
+                           val_docs=None, val_scores=None, val_groups=None, patience: int = 1):
     """Fine-tune a MiniLM ``CrossEncoder`` on text pairs; returns the ``CrossEncoder`` (``predict``/``rank``).
 
     ``queries[i]``, ``docs[i]`` are the texts of pair i and ``scores[i]`` its adequacy in [0, 100]; the head is
     trained on ``score / 100`` with BCE-with-logits, so ``predict`` (sigmoid) returns adequacy / 100.
 
     With validation pairs (``val_queries``, ``val_docs``, ``val_scores``) training runs up to ``epochs`` epochs,
-    evaluates the validation BCE after each, stops after ``patience`` epochs without improvement and keeps the
-    best weights ("to convergence"); the curve is ``ce.validation_curve_`` (one BCE per epoch) and
-    ``ce.best_epoch_``. The learning rate warms up over the first tenth of the first epoch, then stays constant.
+    evaluates the validation criterion after each, stops after ``patience`` epochs without improvement and keeps
+    the best weights ("to convergence"). The criterion is the validation BCE (lower is better), or, when
+    ``val_groups`` (one query id per validation pair) is given, the mean per-query Spearman correlation between
+    predicted and true scores (higher is better: the ranking quality a reranker is compared on). The criterion's
+    curve is ``ce.validation_curve_`` (one value per epoch), the BCE's ``ce.validation_bce_``; the best epoch is
+    ``ce.best_epoch_`` and ``ce.converged_`` says whether training stopped because the criterion stopped
+    improving (rather than at the epoch cap). The learning rate warms up over the first tenth of the first epoch,
+    then stays constant.
     """
     import torch
 
@@ -76,6 +81,11 @@ def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epoc
         if len(val_docs) != len(val_queries):
             raise ValueError(f"`val_queries` and `val_docs` must have the same length; got {len(val_queries)} and "
                              f"{len(val_docs)}")
+        if val_groups is not None:
+            val_groups = np.asarray(val_groups)
+            if val_groups.shape != (len(val_queries),):
+                raise ValueError(f"`val_groups` must hold one query id per validation pair ({len(val_queries)}); "
+                                 f"got shape {val_groups.shape}")
     epochs, patience = positive_int(epochs, "epochs"), positive_int(patience, "patience")
     torch.manual_seed(positive_int(seed, "seed", 0))
     ce = st.CrossEncoder(str(model_path or minilm_dir()), num_labels=1, max_length=positive_int(max_length,
@@ -93,16 +103,15 @@ def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epoc
         return tok(qs, ds, truncation=True, max_length=max_length, padding=True, return_tensors="pt")
 
     @torch.no_grad()
-    def val_loss() -> float:
+    def val_logits() -> torch.Tensor:
         model.eval()
-        tot = 0.0
-        for i in range(0, len(val_queries), 32):
-            lg = model(**feats(val_queries[i:i + 32], val_docs[i:i + 32])).logits.squeeze(-1)
-            tot += torch.nn.functional.binary_cross_entropy_with_logits(
-                lg, torch.as_tensor(vs[i:i + 32] / 100.0, dtype=torch.float32), reduction="sum").item()
-        return tot / len(val_queries)
+        return torch.cat([model(**feats(val_queries[i:i + 32], val_docs[i:i + 32])).logits.squeeze(-1)
+                          for i in range(0, len(val_queries), 32)])
 
-    ce.validation_curve_, ce.best_epoch_ = [], epochs
+    from neurips25.eareranker.metrics import spearman_within
+
+    ce.validation_curve_, ce.validation_bce_, ce.best_epoch_, ce.converged_ = [], [], epochs, False
+    sign = -1.0 if val_groups is not None else 1.0  # the criterion, as "lower is better"
     best, best_state, stale = np.inf, None, 0
     for ep in range(epochs):
         perm = gen.permutation(n)
@@ -116,14 +125,19 @@ def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epoc
             opt.step()
             sched.step()
         if has_val:
-            v = val_loss()
+            lg = val_logits()
+            bce = torch.nn.functional.binary_cross_entropy_with_logits(
+                lg, torch.as_tensor(vs / 100.0, dtype=torch.float32)).item()
+            v = bce if val_groups is None else spearman_within(lg.numpy().astype(np.float64), vs, val_groups)
+            ce.validation_bce_.append(bce)
             ce.validation_curve_.append(v)
-            if v < best - 1e-4:
-                best, stale, ce.best_epoch_ = v, 0, ep + 1
+            if sign * v < best - 1e-4:
+                best, stale, ce.best_epoch_ = sign * v, 0, ep + 1
                 best_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
             else:
                 stale += 1
                 if stale >= patience:
+                    ce.converged_ = True
                     break
     if best_state is not None:
         model.load_state_dict(best_state)
