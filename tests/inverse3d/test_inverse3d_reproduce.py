@@ -12,6 +12,13 @@ def test_smoke_reproduction(tmp_path):
     assert ids == ["c1_solver", "c2_sim_drag", "c3_ablation", "c4_physics_branch", "c5_mesh_surrogate"]
     assert all(c["verdict"] != "pending" and c["summary"] for c in res["claims"])
     assert [c["kind"] for c in res["claims"]].count("headline") == 1
+    # verdicts v3: the machinery judges every claim, each with its declared controls measured
+    assert all(c["decided_by"] == "machinery" for c in res["claims"])
+    ctl = {c["id"]: sorted(r["name"] for r in c["control_results"]) for c in res["claims"]}
+    assert ctl["c2_sim_drag"] == ["best_k_training", "shuffled_drag"]
+    assert ctl["c5_mesh_surrogate"] == ["shuffled_gnn", "solver_gradient"]
+    c2 = next(c for c in res["claims"] if c["id"] == "c2_sim_drag")
+    assert "prior" in c2["summary"] and c2["preconditions"]
     assert sorted(res["figures"]) == ["figures/best_designs.png", "figures/drag_histograms.png",
                                       "figures/surface_pressure.png"]
     cache = list(Path(tmp_path).rglob("cache/*.npz"))

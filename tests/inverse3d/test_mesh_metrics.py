@@ -79,3 +79,20 @@ def test_solid_mask_thresholds_at_the_mesh_level():
 
     occ = np.array([[[0.0, 0.02, 0.49, 0.5, 0.9, 1.0]]], dtype=np.float32)
     assert solid_mask(occ).tolist() == [[[0.0, 0.0, 0.0, 1.0, 1.0, 1.0]]]
+
+
+def test_knn_coverage_has_no_k_over_n_cap():
+    # review #23: nearest-neighbour coverage of k designs over N shapes cannot exceed k / N
+    from neurips25.inverse3d.metrics import coverage, knn_coverage
+
+    train = np.zeros((8, 10, 4, 4), dtype=np.float32)
+    for i in range(8):  # eight boxes of lengths 1..8 cells: neighbours overlap heavily
+        train[i, : i + 1] = 1.0
+    design = train[3:4]
+    assert coverage(design, train) == 1 / 8
+    assert knn_coverage(design, train, k=2) > 1 / 8
+    far = np.zeros((1, 10, 4, 4), dtype=np.float32)
+    far[0, :, 3] = 1.0  # no overlap with any training box
+    assert knn_coverage(far, train, k=2) == 0.0
+    with pytest.raises(ValueError, match="`k` must be below"):
+        knn_coverage(design, train, k=8)

@@ -1,6 +1,7 @@
 """FFD refinement lowers its surrogate and keeps topology; baselines optimise planted objectives."""
 
 import numpy as np
+import pytest
 import torch
 
 from neurips25.inverse3d import (
@@ -78,3 +79,21 @@ def test_warp_stays_in_unit_interval():
     ctrl = 0.05 * torch.randn(*lat.shape, 3, generator=torch.Generator().manual_seed(0))
     w = ref.warp(torch.as_tensor(occ), ctrl)
     assert float(w.min()) >= 0.0 and float(w.max()) <= 1.0
+
+
+def test_refiner_standardises_the_objective_by_the_surrogates_label_spread():
+    occ, lat, h = _setup()
+
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("y_std", torch.tensor(0.1))
+
+        def forward(self, o):
+            return o.sum((1, 2, 3))
+
+    ref = TopologyPreservingRefiner(Scaled(), lat, occ.shape, np.ones(occ.shape))
+    assert ref.j_scale == pytest.approx(0.1) and ref.smoothness == "laplacian"
+    assert TopologyPreservingRefiner(Scaled(), lat, occ.shape, np.ones(occ.shape), j_scale=2).j_scale == 2.0
+    with pytest.raises(ValueError, match="`smoothness`"):
+        TopologyPreservingRefiner(Scaled(), lat, occ.shape, np.ones(occ.shape), smoothness="l1")

@@ -123,7 +123,18 @@ class FFDLattice:
         """Whether the deformation is locally invertible everywhere on an n^3 sample of the box."""
         return bool((self.jacobian_det(control_disp, n=n) > 0).all())
 
-    def smoothness(self, control_disp):
-        """Sum of squared differences of neighbouring control displacements (the paper's ``sum ||Δc||^2``)."""
+    def smoothness(self, control_disp, kind="laplacian"):
+        """Smoothness penalty of the control displacements (the paper's ``lambda_smooth sum ||Δc_i||^2``).
+
+        ``kind="laplacian"`` (default; the reading of ``Δ`` as a Laplacian): squared second differences of the
+        displacements along each lattice axis, ``sum_a ||D2_a c||^2``. It is zero for every affine map
+        (translation, stretch, shear), so an isochoric elongation of the body costs nothing here and is
+        charged only by the volume term. ``kind="first_difference"``: squared differences of neighbouring
+        control points, ``sum_a ||D1_a c||^2`` (this package's earlier reading), which charges stretches too.
+        """
         c = control_disp
-        return sum(((c.diff(dim=a)) ** 2).sum() for a in range(3))
+        if kind == "laplacian":
+            return sum(((c.diff(n=2, dim=a)) ** 2).sum() for a in range(3) if c.shape[a] > 2)
+        if kind == "first_difference":
+            return sum(((c.diff(dim=a)) ** 2).sum() for a in range(3))
+        raise ValueError(f"`kind` must be 'laplacian' or 'first_difference'; got {kind!r}")

@@ -2,7 +2,9 @@
 
 * Novelty of a design: ``1 - max_train IoU(design, train)`` on solid voxels (0.5 threshold); higher = newer.
 * Coverage (COV, as in point-cloud generation): the share of training shapes that are the nearest neighbour
-  (highest IoU) of at least one design.
+  (highest IoU) of at least one design. With k designs over N shapes it cannot exceed k / N.
+* Coverage without that cap (:func:`knn_coverage`, "density and coverage", Naeem et al. 2020): the share of
+  training shapes with at least one design inside their own K-nearest-neighbour ball (distance 1 - IoU).
 """
 
 from __future__ import annotations
@@ -36,6 +38,20 @@ def coverage(designs, train):
     """Fraction of training shapes that are some design's nearest neighbour."""
     nn_idx = iou_matrix(designs, train).argmax(1)
     return len(np.unique(nn_idx)) / len(train)
+
+
+def knn_coverage(designs, train, k=5):
+    """Share of training shapes whose K-NN ball (radius: distance to their k-th nearest training shape, distance
+    ``1 - IoU``) holds at least one design. One design can cover many shapes, so there is no k / N cap."""
+    train = np.asarray(train)
+    if len(train) <= k:
+        raise ValueError(f"`k` must be below the number of training shapes ({len(train)}); got {k}")
+    if len(designs) == 0:
+        raise ValueError("`designs` is empty: coverage needs at least one design")
+    d_tt = 1.0 - iou_matrix(train, train)
+    radius = np.sort(d_tt, axis=1)[:, k]  # column 0 is the shape itself
+    d_dt = 1.0 - iou_matrix(designs, train)
+    return float((d_dt <= radius[None]).any(0).mean())
 
 
 def bootstrap_ci(x, n_boot=2000, seed=0, level=0.95):

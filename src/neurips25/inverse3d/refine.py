@@ -1,8 +1,10 @@
 """Topology-preserving refinement by free-form deformation (3DID, Sec. 3.3).
 
 A candidate is embedded in an :class:`~neurips25.inverse3d.ffd.FFDLattice`; the control displacements
-``C`` minimise ``L(C) = J_hat(C) + lambda_smooth sum ||Δc||^2 + lambda_vol sum_cells (V_def / V_orig - 1)^2``
-with AdamW and a cosine schedule. ``J_hat`` is a differentiable drag surrogate of the deformed body; the
+``C`` minimise ``L(C) = J_hat(C) / s + lambda_smooth sum ||Δc||^2 + lambda_vol sum_cells (V_def / V_orig - 1)^2``
+with AdamW and a cosine schedule; ``s`` is the surrogate's label spread (a standardised objective) and ``Δ``
+a Laplacian (second differences: affine maps cost nothing). ``J_hat`` is a differentiable drag surrogate of
+the deformed body; the
 local volume ratio ``V_def / V_orig`` is the Jacobian determinant of the map, sampled per lattice cell.
 The deformed occupancy is ``occ'(y) = occ(F^{-1}(y))`` (a fixed-point inverse of the smooth map), and the
 mesh of the candidate moves by ``v' = v + d(v)``: with ``det J > 0`` everywhere the map is a
@@ -60,12 +62,17 @@ class TopologyPreservingRefiner:
         Cells inside the design envelope.
     lam_smooth, lam_vol, lam_env : float
         Weights of the smoothness, volume and envelope terms.
+    smoothness : {"laplacian", "first_difference"}, default "laplacian"
+        The smoothness penalty (see :meth:`FFDLattice.smoothness`); the Laplacian leaves affine maps free.
+    j_scale : float or None, default None
+        ``J_hat`` enters the loss divided by this (a standardised objective, so the weights are unit-free);
+        ``None`` takes the surrogate's ``y_std`` (its training labels' spread) when it has one, else 1.
     steps : int, default 100; lr : float, default 0.01
         AdamW steps (cosine schedule) and learning rate (in reference lengths per step).
     """
 
     def __init__(self, surrogate, lattice, crop_shape, envelope_mask, lam_smooth=1.0, lam_vol=1.0,
-                 lam_env=5.0, steps=100, lr=0.01):
+                 lam_env=5.0, steps=100, lr=0.01, smoothness="laplacian", j_scale=None):
         if not callable(surrogate):
             raise ValueError("`surrogate` must be callable (occupancy crops -> drag)")
         if not isinstance(lattice, FFDLattice):
@@ -79,6 +86,13 @@ class TopologyPreservingRefiner:
         self.mask = mask
         self.lam_smooth, self.lam_vol = _pos("lam_smooth", lam_smooth), _pos("lam_vol", lam_vol)
         self.lam_env = _pos("lam_env", lam_env)
+        if smoothness not in ("laplacian", "first_difference"):
+            raise ValueError(f"`smoothness` must be 'laplacian' or 'first_difference'; got {smoothness!r}")
+        self.smoothness = smoothness
+        if j_scale is None:
+            ys = getattr(surrogate, "y_std", None)
+            j_scale = float(ys) if ys is not None and np.isfinite(float(ys)) and float(ys) > 0 else 1.0
+        self.j_scale = _pos("j_scale", j_scale, allow_zero=False)
         if not isinstance(steps, numbers.Integral) or steps < 1:
             raise ValueError(f"`steps` must be an integer >= 1; got {steps!r}")
         self.steps, self.lr = int(steps), _pos("lr", lr, allow_zero=False)
@@ -124,7 +138,7 @@ class TopologyPreservingRefiner:
             warped = self.warp(occ, ctrl)
             j_hat = predict(warped, ctrl)
             det = self.lattice.jacobian_det(ctrl, n=4)
-            loss = (j_hat + self.lam_smooth * self.lattice.smoothness(ctrl)
+            loss = (j_hat / self.j_scale + self.lam_smooth * self.lattice.smoothness(ctrl, self.smoothness)
                     + self.lam_vol * ((det - 1) ** 2).sum()
                     + self.lam_env * (warped * (1 - self.mask)).sum() / max(1.0, float(occ.sum())))
             opt.zero_grad()

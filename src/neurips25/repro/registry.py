@@ -112,7 +112,6 @@ METHODS: dict[str, MethodInfo] = {
 #: machinery's verdicts (issue #44); the runner refuses hand verdicts from every other method, and the report
 #: marks these claims as hand-judged. A v2 that migrates removes its slug here.
 HAND_VERDICTS: dict[str, int] = {
-    "inverse3d": 52,
 }
 
 
