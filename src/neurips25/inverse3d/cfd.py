@@ -209,8 +209,11 @@ class BrinkmanSpectralNS:
         return occ.astype(np.float32)
 
     # ------------------------------------------------------------------ solver
-    def _rhs_hat(self, u_hat):
-        """Dealiased spectral nonlinear term ``u x w`` (before projection)."""
+    def _rhs_hat(self, u_hat, u=None):
+        """Dealiased spectral nonlinear term ``u x w`` (before projection).
+
+        ``u`` is ``u_hat`` in physical space when the caller has it (saves three inverse FFTs a step).
+        """
         dims = (-3, -2, -1)
         k = self._k
         w_hat = torch.stack([
@@ -218,7 +221,8 @@ class BrinkmanSpectralNS:
             1j * (k[2] * u_hat[0] - k[0] * u_hat[2]),
             1j * (k[0] * u_hat[1] - k[1] * u_hat[0]),
         ])
-        u = torch.fft.irfftn(u_hat, s=self.grid, dim=dims)
+        if u is None:
+            u = torch.fft.irfftn(u_hat, s=self.grid, dim=dims)
         w = torch.fft.irfftn(w_hat, s=self.grid, dim=dims)
         n = torch.linalg.cross(u, w, dim=0)
         return torch.fft.rfftn(n, dim=dims) * self._dealias, u
@@ -274,7 +278,7 @@ class BrinkmanSpectralNS:
         n_prev = None
         hist = np.empty(self.steps)
         for it in range(self.steps):
-            n_hat, _ = self._rhs_hat(u_hat)
+            n_hat, _ = self._rhs_hat(u_hat, u)
             ab = n_hat if n_prev is None else 1.5 * n_hat - 0.5 * n_prev
             n_prev = n_hat
             u_hat = self._project(self._cn_a * u_hat + self._cn_b * ab)
@@ -327,10 +331,11 @@ class BrinkmanSpectralNS:
         pen = 1.0 / (1.0 + chi * self.eta_ratio)
         sig = self._sigma * dt
         keep, add = 1.0 / (1.0 + sig), sig / (1.0 + sig)
-        u_hat = torch.fft.rfftn(u * pen, dim=dims)
+        u = u * pen
+        u_hat = torch.fft.rfftn(u, dim=dims)
         n_prev, drags = None, []
         for _ in range(steps):
-            n_hat, _ = self._rhs_hat(u_hat)
+            n_hat, _ = self._rhs_hat(u_hat, u)
             ab = n_hat if n_prev is None else 1.5 * n_hat - 0.5 * n_prev
             n_prev = n_hat
             u_hat = self._project(self._cn_a * u_hat + self._cn_b * ab)
