@@ -67,7 +67,7 @@ def main() -> None:
         times = {"A": [], "B": []}
         for _ in range(args.repeats):
             for k, ns in legs.items():
-                times[k].append(_timed(lambda ns=ns: ns.solve(occ, return_fields=False)) / args.steps)
+                times[k].append(_timed(lambda ns=ns, occ=occ: ns.solve(occ, return_fields=False)) / args.steps)
         a, b = float(np.median(times["A"])), float(np.median(times["B"]))
         n = int(np.prod(g))
         rows.append((g, n, a, b, flops_per_step(n) / a / 1e9, abs(drags["A"] / drags["B"] - 1),
