@@ -181,3 +181,16 @@ def test_with_backbone_moves_heads_onto_a_backbone(decoder):
         torch.testing.assert_close(mon(ids).token_logits, heads.eval()(hidden_states=h).token_logits)
     with pytest.raises(ValueError, match="hidden size 16; this monitor's heads expect 32"):
         StreamingContentMonitor(None, hidden_size=32).with_backbone(decoder)
+
+
+def test_review_silent_inputs_now_raise(tmp_path, decoder):
+    """Review turn 3: gamma=nan was accepted, and a hidden-16 monitor loaded onto a hidden-32 backbone failed only
+    at the first forward. Both failed before the fix."""
+    from neurips25.scm import tiny_decoder
+
+    with pytest.raises(ValueError, match="`gamma` must be >= 0"):
+        StreamingContentMonitor(None, hidden_size=4, gamma=float("nan"))
+    StreamingContentMonitor(decoder).save_pretrained(tmp_path / "m")
+    with pytest.raises(ValueError, match="hidden size 32; the saved monitor's heads expect 16"):
+        StreamingContentMonitor.from_pretrained(tmp_path / "m", tiny_decoder(40, 32, 2, 2, seed=0))
+    assert StreamingContentMonitor(None, hidden_size=4, gamma=np.float32(0.5)).config["gamma"] == 0.5

@@ -80,7 +80,7 @@ class StreamingContentMonitor(nn.Module):
                  freeze_backbone: bool = True, lora_r: int = 0):
         super().__init__()
         _check_unit("alpha", alpha)
-        if not isinstance(gamma, numbers.Real) or float(gamma) < 0:
+        if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 <= float(gamma) < float("inf"):
             raise ValueError(f"`gamma` must be >= 0; got {gamma!r}")
         if logic_reduce not in REDUCTIONS:
             raise ValueError(f"`logic_reduce` must be one of {REDUCTIONS}; got {logic_reduce!r}")
@@ -235,6 +235,9 @@ class StreamingContentMonitor(nn.Module):
         if not (p / "config.json").is_file() or not (p / "monitor.safetensors").is_file():
             raise FileNotFoundError(f"`path` must hold config.json and monitor.safetensors; got {str(p)!r}")
         cfg = json.loads((p / "config.json").read_text())
+        if backbone is not None and hidden_size_of(backbone) != cfg.get("hidden_size"):
+            raise ValueError(f"`backbone` has hidden size {hidden_size_of(backbone)}; the saved monitor's heads "
+                             f"expect {cfg.get('hidden_size')}")
         mon = cls(backbone, **cfg)
         state = load_file(str(p / "monitor.safetensors"))
         if backbone is None:
