@@ -41,3 +41,19 @@ def test_training_labels_use_the_designs_body_convention():
     assert valid.all()
     np.testing.assert_allclose(cdv, data["cdv"], rtol=1e-6)
     assert cache.misses == 2  # the evaluation found the labels' solves: the same solid, not a re-solve
+
+
+def test_headline_rule_and_paired_refinement_figures():
+    import numpy as np
+
+    from neurips25.inverse3d.reproduce import _c2_rule, _paired
+
+    ok = dict(reduction=0.08, worst_seed_reduction=0.02, valid=1.0, inside=1.0)
+    assert _c2_rule(ok) is True
+    assert _c2_rule(dict(ok, reduction=0.03)) is False
+    assert _c2_rule(dict(ok, valid=5 / 6)) is False  # a design without a drag fails the headline, never passes
+    assert _c2_rule(dict(ok, reduction=None)) is None
+    before = np.array([1.0, 1.2, 1.1, np.nan])
+    f = _paired(before, before * 0.97, seed=0)  # a planted 3% drop on every design with a drag
+    assert f["n_pairs"] == 3 and abs(f["paired_ratio"] - 0.97) < 1e-9 and f["ci_high"] < 1
+    assert _paired(before[:1], before[:1], seed=0)["paired_ratio"] is None
