@@ -1,10 +1,14 @@
 """The narrow_gate reproduction runs end to end at smoke scale with the v3 claims of issue #50."""
 
+import copy
+
 import numpy as np
+import pytest
 import torch
 
 from neurips25.narrow_gate import NativeToyVLM, PatchKMeansTokenizer, ShapesWorld, ToyEval, attention_knockout
 from neurips25.narrow_gate.reproduce import random_target, routed_through_eoi
+from neurips25.narrow_gate.training import TrainConfig, train_native
 from neurips25.repro.runner import run_one
 
 
@@ -69,3 +73,37 @@ def test_toy_eval_reads_each_answer_where_it_is_predicted():
     assert acc["task"] == 100 and acc["task_text"] == 100
     ev.model = Oracle(2)
     assert ev.accuracy()["task"] < 100
+
+
+def _tiny_native_setup():
+    w = ShapesWorld(24)
+    data = w.sample(32, seed=0)
+    tok = PatchKMeansTokenizer(6, 16).fit(data.images)
+    torch.manual_seed(0)
+    m = NativeToyVLM.create(16, 16, hidden=32, layers=2, heads=2)
+    return data, tok, m
+
+
+def test_gated_training_wires_the_text_through_eoi_like_the_evaluation():
+    """The positive control is trained under the wiring it is evaluated with (image-first rows only)."""
+    data, tok, m = _tiny_native_setup()
+    cfg = TrainConfig(steps=1, batch=8)
+    ref, plain, gated = copy.deepcopy(m), copy.deepcopy(m), copy.deepcopy(m)
+    with routed_through_eoi(ref, 16):
+        wired = train_native(ref, data, tok, cfg, 3, generation=False)[0]
+    ungated = train_native(plain, data, tok, cfg, 3, generation=False)[0]
+    trained = train_native(gated, data, tok, cfg, 3, generation=False, gate_through_eoi=True)[0]
+    assert abs(trained - wired) < 1e-5 and abs(trained - ungated) > 1e-4
+    # with caption->image rows in the batch the wiring must leave them alone (a per-row query mask)
+    both = train_native(copy.deepcopy(m), data, tok, cfg, 3, generation=True, gate_through_eoi=True)[0]
+    assert np.isfinite(both)
+
+
+def test_shuffled_captions_change_the_training_and_are_checked():
+    data, tok, m = _tiny_native_setup()
+    cfg = TrainConfig(steps=1, batch=16)
+    a = train_native(copy.deepcopy(m), data, tok, cfg, 3, generation=False)[0]
+    b = train_native(copy.deepcopy(m), data, tok, cfg, 3, generation=False, shuffled_captions=1.0)[0]
+    assert abs(a - b) > 1e-4
+    with pytest.raises(ValueError, match="shuffled_captions"):
+        train_native(m, data, tok, cfg, 3, shuffled_captions=1.5)

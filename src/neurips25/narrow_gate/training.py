@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from neurips25.narrow_gate.data import ATTRIBUTES, Batch, Vocab, patches
+from neurips25.narrow_gate.knockout import attention_knockout
 from neurips25.narrow_gate.tokenizer import PatchKMeansTokenizer
 from neurips25.narrow_gate.toy import (
     TEXT_LEN,
@@ -85,8 +86,19 @@ def _labels(ids: torch.Tensor, text_only_from: int | None) -> torch.Tensor:
 
 
 def train_native(model: NativeToyVLM, data: Batch, tokenizer: PatchKMeansTokenizer, cfg: TrainConfig, seed: int,
-                 generation: bool = True) -> list[float]:
-    """Train the native toy; returns the loss curve."""
+                 generation: bool = True, gate_through_eoi: bool = False,
+                 shuffled_captions: float = 0.0) -> list[float]:
+    """Train the native toy; returns the loss curve.
+
+    ``gate_through_eoi`` (the positive control of the reproduction): in the image-first rows of every batch the
+    text after the image may not attend to the image tokens in any layer (``mask_pre_softmax`` knockout), so it
+    can read the image only through [EOI]; caption-first rows are left alone. Evaluate such a model under the
+    same wiring (``reproduce.routed_through_eoi``). ``shuffled_captions`` is the fraction of image-first
+    captions whose four words come in a random order, so the word predicted at [EOI] may be any attribute: a
+    direct training signal for [EOI] to carry every attribute (used with ``gate_through_eoi``).
+    """
+    if not 0.0 <= float(shuffled_captions) <= 1.0:
+        raise ValueError(f"shuffled_captions must be a fraction in [0, 1]; got {shuffled_captions!r}")
     vocab, rng = Vocab(), np.random.default_rng(seed)
     codes = tokenizer.encode(data.images) + model.config.narrow_gate_n_words
     n_img = codes.shape[1]
@@ -95,15 +107,30 @@ def train_native(model: NativeToyVLM, data: Batch, tokenizer: PatchKMeansTokeniz
     def step(s):
         idx = rng.integers(0, len(data), cfg.batch)
         b = _subset(data, idx)
-        i2t = image_first(vocab, codes[idx], _mixed_text(vocab, b, rng))
+        text = _mixed_text(vocab, b, rng)
+        if shuffled_captions > 0:
+            rows = np.flatnonzero((text[:, 4] == vocab["<eos>"]) & (rng.random(len(b)) < shuffled_captions))
+            order = np.argsort(rng.random((len(rows), 4)), axis=1)
+            text[rows, :4] = np.take_along_axis(text[rows, :4], order, 1)
+        i2t = image_first(vocab, codes[idx], text)
         if generation:
             t2i = caption_first(vocab, codes[idx], b)
-            ids = torch.where(torch.from_numpy(rng.random(cfg.batch) < 1 / 3)[:, None], t2i, i2t)
+            is_t2i = torch.from_numpy(rng.random(cfg.batch) < 1 / 3)
+            ids = torch.where(is_t2i[:, None], t2i, i2t)
             lab = _labels(ids, None)
         else:
+            is_t2i = torch.zeros(cfg.batch, dtype=torch.bool)
             ids = i2t
             lab = _labels(ids, n_img + 3)
-        return model(input_ids=ids, labels=lab).loss
+        if not gate_through_eoi:
+            return model(input_ids=ids, labels=lab).loss
+        seq = ids.shape[1]
+        queries = torch.zeros(cfg.batch, seq, dtype=torch.bool)
+        queries[~is_t2i, n_img + 3:] = True  # text after the image, image-first rows only
+        keys = torch.zeros(1, seq, dtype=torch.bool)
+        keys[0, 2:n_img + 2] = True  # the image tokens of the image-first layout
+        with attention_knockout(model, queries, keys, "all", mode="mask_pre_softmax"):
+            return model(input_ids=ids, labels=lab).loss
     params = [p for p in model.parameters() if p.requires_grad]
     return _optimise(model, params, step, cfg, "native toy")
 
