@@ -189,3 +189,31 @@ def test_a_crashing_client_does_not_stop_the_run(items):
     rep = evaluate(CallableClient(flaky), items, workers=2)
     assert rep.failures == sum(it.subtask == "fg_count" for it in items) > 0
     assert len(rep.records) == len(items) and "boom" in rep.records[0]["error"]
+
+
+def test_many_concurrent_clients_are_all_answered():
+    # issue #46 quick run: one SmolLM2 request of 240 failed with "Connection reset by peer" -- 16 client workers
+    # against the listen backlog of 5 (socketserver's default) while generation kept the accept loop waiting
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    def slow(messages, **_):
+        time.sleep(0.2)
+        return '{"output": "CCO"}'
+
+    url, stop = serve(slow)
+    client = OpenAIChatClient(url, "m", retries=0, timeout=30)
+
+    def ask(_):
+        try:
+            return client.complete([{"role": "user", "content": "hi"}])
+        except Exception as err:  # noqa: BLE001 - counted below
+            return err
+
+    try:
+        with ThreadPoolExecutor(128) as pool:
+            replies = list(pool.map(ask, range(384)))
+    finally:
+        stop()
+    failed = [r for r in replies if isinstance(r, Exception)]
+    assert not failed, f"{len(failed)} of 384 failed, e.g. {failed[0]}"

@@ -328,6 +328,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
+class _Server(ThreadingHTTPServer):
+    """socketserver's listen backlog is 5: with more concurrent clients than that, while a model's decoding keeps
+    the accept loop from running, the kernel resets the extra connections ("Connection reset by peer")."""
+
+    daemon_threads = True
+    request_queue_size = 1024
+
+
 def serve(responder: Responder, host: str = "127.0.0.1", port: int = 0, model_name: str = "local",
           noise: Noise | None = None, fault: Callable[[int], str | None] | None = None,
           hang_s: float = 5.0) -> tuple[str, Callable[[], None]]:
@@ -356,8 +364,7 @@ def serve(responder: Responder, host: str = "127.0.0.1", port: int = 0, model_na
         raise TypeError(f"`responder` must be callable; got {type(responder).__name__}")
     if noise is not None and not isinstance(noise, Noise):
         raise TypeError(f"`noise` must be a Noise; got {type(noise).__name__}")
-    httpd = ThreadingHTTPServer((host, int(port)), _Handler)
-    httpd.daemon_threads = True
+    httpd = _Server((host, int(port)), _Handler)
     httpd.responder, httpd.noise, httpd.fault, httpd.hang_s = responder, noise, fault, float(hang_s)
     httpd.model_name, httpd.requests, httpd.lock = model_name, 0, threading.Lock()
     tokenizer_named = callable(getattr(responder, "count_tokens", None))
