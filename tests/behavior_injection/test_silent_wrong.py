@@ -98,3 +98,27 @@ def test_completion_logprobs_float64_left_padded_is_finite_on_qwen2():
         alone = completion_logprobs(model, prompts[:1, 2:], pmask[:1, 2:], comp[:1], cmask[:1])
     assert torch.isfinite(lp).all()
     assert torch.allclose(lp[0], alone[0], atol=1e-10)
+
+
+def test_reward_fn_failing_everywhere_is_an_error(tok):
+    # before: a TRL-style reward(completions, **kw) raised per query, was turned into warnings, and every reward
+    # became 0: training went on without any signal
+    from neurips25.behavior_injection import sample_rollouts, score_rollouts, tiny_llama
+
+    model = tiny_llama(len(tok), d_model=16, n_layers=1, n_heads=2, max_len=160, tokenizer=tok)
+    qs = MiniIGSM(n_ops=2, mod=11, distractors=1, seed=0).samples(2)
+    ro = sample_rollouts(model, tok, [q.question for q in qs], 2, 3)
+
+    def trl_style(completions, **kwargs):
+        return [0.0 for _ in completions]
+
+    with pytest.raises(RuntimeError, match="raised on every query"):
+        score_rollouts(ro, qs, trl_style)
+
+
+def test_as_map_fn_batched_and_leading_space():
+    # before: Dataset.map(fn, batched=True) raised "`completion` must be a str, got list"
+    ps = _mod7(6)
+    fn = BehaviorInjector(seed=0).as_map_fn(parse_solution, leading_space=True)
+    out = fn({"prompt": [p.question for p in ps], "completion": [p.completion for p in ps]})["completion"]
+    assert len(out) == 6 and all(o.startswith(" ") and o.split()[-1] == str(p.answer) for o, p in zip(out, ps))

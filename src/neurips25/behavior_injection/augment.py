@@ -195,10 +195,24 @@ class BehaviorInjector:
         steps = inject_behaviors(dag, self.p_explore, self.p_exploit, self.rng, order=order)
         return " ".join(steps) + f" ANS {final}"
 
-    def as_map_fn(self, dag_extractor, prompt_key: str = "prompt", completion_key: str = "completion"):
-        """A ``datasets.Dataset.map``-compatible function replacing ``completion_key`` by its augmentation."""
+    def as_map_fn(self, dag_extractor, prompt_key: str = "prompt", completion_key: str = "completion",
+                  leading_space: bool = False):
+        """A ``datasets.Dataset.map``-compatible function replacing ``completion_key`` by its augmentation;
+        works with ``batched=True`` too (lists in, lists out).
+
+        ``leading_space=True`` starts each augmented completion with a space: TRL's ``SFTTrainer`` joins prompt
+        and completion without a separator, so with a word-level tokenizer ``"... ask R :"`` + ``"F = ..."``
+        would read ``":F"`` (an unknown word) instead of ``":"`` and ``"F"``.
+        """
+        pre = " " if leading_space else ""
+
+        def one(prompt: str, completion: str) -> str:
+            return pre + self.inject_qa(prompt, completion, dag_extractor)
 
         def fn(example: dict) -> dict:
-            return {completion_key: self.inject_qa(example[prompt_key], example[completion_key], dag_extractor)}
+            prompt, completion = example[prompt_key], example[completion_key]
+            if isinstance(prompt, (list, tuple)):  # batched=True
+                return {completion_key: [one(p, c) for p, c in zip(prompt, completion)]}
+            return {completion_key: one(prompt, completion)}
 
         return fn

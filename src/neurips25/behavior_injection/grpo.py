@@ -168,7 +168,12 @@ def sample_rollouts(model, tokenizer, prompts: Sequence[str], n: int, max_new_to
 
 
 def score_rollouts(rollouts: Rollouts, queries: Sequence[Any], reward_fn: Callable[[Any, str], float]):
-    """Rewards (Q, n); a group whose reward function raises gets reward 0 everywhere and a warning."""
+    """Rewards (Q, n); a group whose reward function raises gets reward 0 everywhere and a warning.
+
+    When it raises on EVERY query, the error is raised (a RuntimeError naming the first one) instead: training
+    on all-zero rewards has no signal at all, e.g. a TRL-style ``reward(completions, **kwargs)`` passed where
+    ``reward_fn(query, completion)`` is expected (review of #19, section 5).
+    """
     n = rollouts.n
     r = np.zeros((len(queries), n))
     errors = []
@@ -180,8 +185,12 @@ def score_rollouts(rollouts: Rollouts, queries: Sequence[Any], reward_fn: Callab
             r[q] = vals
         except Exception as exc:  # a user reward function failing must not kill training
             errors.append((q, f"{type(exc).__name__}: {exc}"))
-            warnings.warn(f"`reward_fn` raised {type(exc).__name__} ({exc}) on query {q}; that group gets "
-                          f"reward 0", RuntimeWarning, stacklevel=2)
+            if len(errors) < len(queries):
+                warnings.warn(f"`reward_fn` raised {type(exc).__name__} ({exc}) on query {q}; that group gets "
+                              f"reward 0", RuntimeWarning, stacklevel=2)
+    if queries and len(errors) == len(queries):
+        raise RuntimeError(f"`reward_fn` raised on every query (first: {errors[0][1]}); it must take "
+                           "(query, completion) and return a number")
     return r, errors
 
 
