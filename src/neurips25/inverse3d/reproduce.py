@@ -371,24 +371,49 @@ def _refine_all(occs, surrogate, space, cfg, steps=None, j_scale=None, reset=Non
     return np.stack(out), topo
 
 
-def _evaluate(occs, solver, space, cache):
-    """Sim-Drag of each design (largest piece, real solver), validity and envelope check."""
+def _slower(solver):
+    """The same solver at 0.4x the time step and 2.5x the steps (the same convective time): the fallback for a
+    design whose flow diverges at the production CFL (thin or fragmented bodies accelerate the flow locally)."""
+    return BrinkmanSpectralNS(grid=solver.grid, re=solver.re, extent=solver.extent, cfl=solver.cfl * 0.4,
+                              steps=int(round(solver.steps * 2.5)), sponge=solver.sponge,
+                              sponge_rate=solver.sponge_rate, eta_ratio=solver.eta_ratio, tol=solver.tol)
+
+
+def _evaluate(occs, solver, space, cache, reasons=None):
+    """Sim-Drag of each design (largest piece, real solver), validity and envelope check.
+
+    ``reasons`` (a list), when given, receives one word per design: ``ok``, ``slower`` (solved by the
+    smaller-time-step fallback after diverging), ``empty`` (nothing at the 0.5 level), ``diverged``, or the
+    solver's refusal.
+    """
     cdv, valid, inside = [], [], []
+    reasons = [] if reasons is None else reasons
     for occ in occs:
-        if not (occ > 0.5).any():
+        if not (occ >= 0.5).any():
             cdv.append(float("nan"))
             valid.append(False)
             inside.append(True)
+            reasons.append("empty")
             continue
         v = mesh_validity(occupancy_to_mesh(occ, space.h))
         valid.append(bool(v.valid))
         inside.append(bool(((occ >= 0.5) <= (space.envelope_mask > 0)).all()))  # the solid the solver sees
+        body = space.solver_body(occ)  # the marching-cubes-level solid, for every method and the labels alike
         try:
-            # the body at the marching-cubes level, for every method and the training labels alike
-            cdv.append(cache.solve(solver, space.solver_body(occ)).cdv)
-        except (SolverDivergedError, ValueError):
+            cdv.append(cache.solve(solver, body).cdv)
+            reasons.append("ok")
+        except SolverDivergedError:
+            try:
+                cdv.append(cache.solve(_slower(solver), body).cdv)
+                reasons.append("slower")
+            except SolverDivergedError:
+                cdv.append(float("nan"))
+                valid[-1] = False
+                reasons.append("diverged")
+        except ValueError as err:
             cdv.append(float("nan"))
             valid[-1] = False
+            reasons.append(f"refused: {err}")
     return np.array(cdv), np.array(valid), np.array(inside)
 
 
@@ -449,8 +474,9 @@ def run_seed(seed, cfg, data, graphs, solver, space, cache, log):
 
     res = {}
     for name, occs in progress(list(designs.items()), desc=f"Sim-Drag seed {seed}"):
-        cdv, valid, inside = _evaluate(occs, solver, space, cache)
-        res[name] = dict(cdv=cdv, valid=valid, inside=inside, novelty=novelty(occs, data["occ"]),
+        why = []
+        cdv, valid, inside = _evaluate(occs, solver, space, cache, reasons=why)
+        res[name] = dict(cdv=cdv, valid=valid, inside=inside, reasons=why, novelty=novelty(occs, data["occ"]),
                          coverage=knn_coverage(occs, data["occ"], k=min(5, len(data["occ"]) - 1)))
     log["total_s"] = time.time() - t0
     return designs, res, dict(gnn=topo, cnn=topo_cnn, oracle=topo_oracle, shuffled=topo_shuf), dict(
@@ -750,7 +776,10 @@ def run(scale: Scale, seed: int, out: Path, cache_dir: Path | None = None) -> Ou
         export_mesh(mesh, out / "designs" / "3did_full_best.stl")
     except ValueError:
         pass
-    metrics = dict(config=dataclasses.asdict(cfg), sim_drag_mean=mean, sim_drag_mean_finite=mean_f,
+    per_design = {str(s): {m: dict(cdv=per_seed[s]["res"][m]["cdv"], valid=per_seed[s]["res"][m]["valid"],
+                                   reasons=per_seed[s]["res"][m]["reasons"]) for m in methods} for s in seeds}
+    metrics = dict(config=dataclasses.asdict(cfg), per_design=per_design, sim_drag_mean=mean,
+                   sim_drag_mean_finite=mean_f,
                    sim_drag_per_seed=sim, ci95=ci, novelty=nov, coverage_knn=cov, valid=valid, inside=inside,
                    prior_percentile=prior_pct, paper_table_from_summary=PAPER_TABLE,
                    train_cdv=dict(mean=float(np.mean(y)), median=float(np.median(y)), min=float(np.min(y)),
