@@ -23,6 +23,7 @@ def test_verdicts_follow_the_criterion_and_the_control():
     good = [_seed(s, {**base, "eva": 0.8, "control": 1.3}, em) for s in (0, 1)]
     out = c5_run.summarise(good)
     assert out["verdict"] == "reproduced" and out["control_passes"] is False
+    assert out["decided_by"] == "machinery"  # the reproduction's declared claim, judged by decide()
     assert out["paired_loss_gaps"]["lora_minus_eva"]["mean"] == pytest.approx(0.2)
     assert out["exact_match"]["eva"]["hits"] == 6 and out["exact_match"]["eva"]["n"] == 20
     lo, hi = out["exact_match"]["eva"]["wilson95_pct"]
@@ -32,6 +33,10 @@ def test_verdicts_follow_the_criterion_and_the_control():
     assert c5_run.summarise(ctl)["verdict"] == "inconclusive"
     bad = [_seed(s, {**base, "eva": 1.05, "control": 1.3}, em) for s in (0, 1)]
     assert c5_run.summarise(bad)["verdict"] == "not reproduced"
+    # the claim's precondition: no held-out answer right anywhere -> inconclusive (the hand rule said reproduced)
+    zero = [_seed(s, {**base, "eva": 0.8, "control": 1.3}, {i: 0.0 for i in INITS}) for s in (0, 1)]
+    out = c5_run.summarise(zero)
+    assert out["verdict"] == "inconclusive" and "exact match is measurable" in out["reason"]
 
 
 def test_single_seed_has_no_interval_and_empty_input_is_rejected():

@@ -4,8 +4,9 @@
 MiniLM) costs far more than c5. This entry point runs only c5 with the reproduction's own code and settings
 (:data:`reproduce.LM_SCALES`, :func:`reproduce._causal_lm`, the criterion :func:`reproduce._lm_passes`), one
 seed per call of ``_causal_lm`` so that every finished seed is written to ``<out>/seed_<s>.json`` at once and
-a partial run is still usable; ``<out>/summary.json`` judges the finished seeds by the fixed c5 criterion,
-with the random-direction control judged the same way (it must fail, else the verdict is inconclusive).
+a partial run is still usable; ``<out>/summary.json`` holds the verdict on the finished seeds, set by the
+machinery: the reproduction's own declared claim (:func:`reproduce.claim_c5`) records EVA's figures and the
+random-direction control's, and :func:`neurips25.repro.claims.decide` judges both by the same criterion.
 
 Seeds are run exactly as the reproduction runs them: ``--seeds 0 1 2`` at the paper scale is the
 reproduction's ``--seed 0`` (seeds 0, 1, 2 inside the experiment). A seed whose JSON exists is skipped unless
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurips25.eva.reproduce import LM_SCALES, _causal_lm, _lm_passes, _lm_window
+from neurips25.eva.reproduce import LM_SCALES, _causal_lm, _lm_passes, _lm_window, c5_figures, claim_c5
 from neurips25.repro import Scale
 from neurips25.repro.intervals import mean_interval
 
@@ -82,7 +83,10 @@ def summarise(per_seed: list[dict]) -> dict:
     inits = cfg["inits"]
     eva_ok, eva_m = _lm_passes(res, "eva")
     ctl_ok, ctl_m = (_lm_passes(res, "control") if "control" in inits else (None, {}))
-    passed = None if ctl_ok else eva_ok
+    w = _lm_window(cfg["steps"])
+    claim = claim_c5(w, len(res["seeds"]))
+    claim.record(c5_figures("eva", eva_m),
+                 controls={"random_directions": c5_figures("control", ctl_m) if ctl_m else None})
     gaps = {f"{b}_minus_{who}": _interval(np.array(res[b]["loss_window"]) - np.array(res[who]["loss_window"]))
             for who in ("eva", "control") if who in inits for b in ("lora", "pissa", "olora") if b in inits}
     em = {}
@@ -90,10 +94,9 @@ def summarise(per_seed: list[dict]) -> dict:
         hits = int(round(sum(res[i]["exact_match"]) * n_test))
         em[i] = {"pct": 100 * float(np.mean(res[i]["exact_match"])), "hits": hits, "n": n_test * len(res["seeds"]),
                  "wilson95_pct": _wilson(hits, n_test * len(res["seeds"]))}
-    w = _lm_window(cfg["steps"])
     return {
         "seeds": res["seeds"], "loss_window_steps": [w[0] + 1, w[1]], "config": cfg,
-        "verdict": {True: "reproduced", False: "not reproduced", None: "inconclusive"}[passed],
+        "verdict": claim.verdict.value.replace("_", " "), "reason": claim.reason, "decided_by": claim.decided_by,
         "eva_passes": eva_ok, "control_passes": ctl_ok, "criterion_means": {"eva": eva_m, "control": ctl_m},
         "loss_window": {i: _interval(res[i]["loss_window"]) for i in inits},
         "loss_window_per_seed": {i: res[i]["loss_window"] for i in inits},

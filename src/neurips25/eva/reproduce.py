@@ -221,6 +221,12 @@ def _lm_passes(res: dict, who: str) -> tuple[bool, dict]:
     return m[who] < m["lora"] and m[who] < m["pissa"] and em[who] >= em["lora"], {"loss": m, "em": em}
 
 
+def c5_figures(who: str, m: dict) -> dict:
+    """The figures c5's criterion reads, for ``who`` (EVA, or the control in its place), from :func:`_lm_passes`."""
+    return {"loss_gap": min(m["loss"]["lora"], m["loss"]["pissa"]) - m["loss"][who], "em_pct": m["em"][who],
+            "em_lora_pct": m["em"]["lora"], "loss": m["loss"][who]}
+
+
 def _all_linear_params(base, batches, cfg: Config) -> dict:
     """c4: EVA (rho = 2) on every linear layer of the encoder vs uniform rank, same budget (``batches``: the
     training sentences, or c4's control, random tokens)."""
@@ -611,11 +617,7 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
             for who in ("eva", "control") for b in ("lora", "pissa")}
     lm_params = lm["params"]
 
-    def c5_figs(who, m):
-        return {"loss_gap": min(m["loss"]["lora"], m["loss"]["pissa"]) - m["loss"][who], "em_pct": m["em"][who],
-                "em_lora_pct": m["em"]["lora"], "loss": m["loss"][who]}
-
-    c5.record(c5_figs("eva", eva_m), controls={"random_directions": c5_figs("control", ctl_m)},
+    c5.record(c5_figures("eva", eva_m), controls={"random_directions": c5_figures("control", ctl_m)},
               details={"loss_window_steps": [w5[0] + 1, w5[1]],
                        "loss_window": {i: float(np.mean(lm[i]["loss_window"])) for i in lm_cfg.inits},
                        "loss_window_per_seed": {i: lm[i]["loss_window"] for i in lm_cfg.inits},
