@@ -128,6 +128,9 @@ def test_model_bad_inputs(data):
     pipe = ShoeFitPipeline(model, FlowMatchEulerDiscreteScheduler())
     with pytest.raises(ValueError, match="num_inference_steps must be a positive integer"):
         pipe(data.ref_views, data.model_image, data.mask, 0)
+    # the pipeline has no noisy_target argument: a numpy model image is named as what it is (was "noisy_target")
+    with pytest.raises(ValueError, match=r"^model_image must have shape"):
+        pipe(data.ref_views, data.model_image.numpy(), data.mask, 2)
 
 
 def test_dataset_is_deterministic_and_side_poses_hide_view0(data):

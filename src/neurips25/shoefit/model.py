@@ -131,17 +131,18 @@ class ShoeFitTransformer(ModelMixin, ConfigMixin):
         self.proj_out = nn.Linear(dim, patch_size ** 2 * out_channels)
 
     # ----- inputs -------------------------------------------------------------------------------
-    def _check_images(self, noisy_target, masked_model_image, mask):
+    def _check_images(self, noisy_target, masked_model_image, mask,
+                      names=("noisy_target", "masked_model_image", "mask")):
         S, c = self.config.sample_size, self.config
-        for name, x, ch in (("noisy_target", noisy_target, c.out_channels),
-                            ("masked_model_image", masked_model_image, c.in_channels - c.out_channels - 1),
-                            ("mask", mask, 1)):
+        for name, x, ch in ((names[0], noisy_target, c.out_channels),
+                            (names[1], masked_model_image, c.in_channels - c.out_channels - 1),
+                            (names[2], mask, 1)):
             if not isinstance(x, torch.Tensor) or x.ndim != 4 or tuple(x.shape[1:]) != (ch, S, S):
                 shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
                 raise ValueError(f"{name} must have shape (B, {ch}, {S}, {S}) (channels first, resolution "
                                  f"{S}); got {shape}")
             if x.shape[0] != noisy_target.shape[0]:
-                raise ValueError(f"{name} has batch {x.shape[0]} but noisy_target has {noisy_target.shape[0]}")
+                raise ValueError(f"{name} has batch {x.shape[0]} but {names[0]} has {noisy_target.shape[0]}")
             if not torch.isfinite(x).all():
                 raise ValueError(f"{name} contains NaN or inf")
         if mask.min() < 0 or mask.max() > 1:  # a 0..255 mask would scale the modulation and the input silently

@@ -38,8 +38,9 @@ class ShoeFitPipeline(DiffusionPipeline):
                 or num_inference_steps < 1:
             raise ValueError(f"num_inference_steps must be a positive integer; got {num_inference_steps!r}")
         tr = self.transformer
+        # the pipeline has no noisy target: its argument is model_image, and errors name it
         tr._check_images(torch.zeros_like(model_image) if isinstance(model_image, torch.Tensor) else model_image,
-                         model_image, mask)
+                         model_image, mask, names=("model_image", "model_image", "mask"))
         tr._check_refs(ref_views, model_image.shape[0])
         if mask.min() < 0 or mask.max() > 1:
             raise ValueError("mask must hold values in [0, 1] (1 = shoe region to synthesise)")
