@@ -13,7 +13,8 @@ the abstract is public; everything beyond its component names is reconstructed (
 * :class:`ShoeFitTransformer` (diffusers ``ModelMixin``) and :class:`ShoeFitPipeline` (``DiffusionPipeline`` with
   ``FlowMatchEulerDiscreteScheduler``): target stream denoised, reference stream never noised and read one way,
   so it is cached across sampling steps;
-* :class:`MVShoesLite`: procedural multi-view shoes with a known scene-light tint; shoe-region metrics.
+* :class:`MVShoesLite`: procedural multi-view shoes with a known scene-light tint (views that do not describe
+  themselves, misaligned targets, a background-leak split); shoe-region metrics; :func:`copy_view_baseline`.
 
 Example::
 
@@ -27,6 +28,7 @@ Example::
 """
 
 from neurips25.shoefit.attention import LayeredRefAttnProcessor
+from neurips25.shoefit.baselines import copy_view_baseline
 from neurips25.shoefit.data import MVShoesLite, render
 from neurips25.shoefit.install import install_layered_ref_attention, load_layered_ref_attention
 from neurips25.shoefit.metrics import contamination_slope, masked_psnr, side_color_accuracy
@@ -41,6 +43,7 @@ __all__ = [
     "ShoeFitPipeline",
     "ShoeFitTransformer",
     "contamination_slope",
+    "copy_view_baseline",
     "install_layered_ref_attention",
     "load_layered_ref_attention",
     "masked_psnr",
