@@ -368,7 +368,8 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     # the c3b training pairs: the same for EAReranker and the cross-encoder
     rng = np.random.default_rng(seed + 7)
     shared = np.sort(rng.choice(np.flatnonzero(tr), size=min(cfg.shared_pairs, int(tr.sum())), replace=False))
-    val_q = rng.choice(np.unique(data.pair_query[va]), size=min(cfg.ce_val_queries, int(va.sum())), replace=False)
+    va_q = np.unique(data.pair_query[va])
+    val_q = rng.choice(va_q, size=min(cfg.ce_val_queries, va_q.size), replace=False)
     val_idx = np.flatnonzero(va & np.isin(data.pair_query, val_q) & ~data.distractor)  # own documents
     # diagnosis (reported, not judged): EAReranker on nested supersets of the shared pairs, same test pairs
     rest = rng.permutation(np.setdiff1d(np.flatnonzero(tr), shared))
