@@ -96,3 +96,22 @@ def test_knn_coverage_has_no_k_over_n_cap():
     assert knn_coverage(far, train, k=2) == 0.0
     with pytest.raises(ValueError, match="`k` must be below"):
         knn_coverage(design, train, k=8)
+
+
+def test_review_bad_inputs_get_clear_errors():
+    # review #23 section 6: these gave "'int' object is not iterable", a reshape error, silent NaN coordinates
+    import torch
+
+    from neurips25.inverse3d import PGVAE, FFDLattice, sphere_sdf, voxelize
+    from neurips25.inverse3d.metrics import novelty
+
+    with pytest.raises(ValueError, match="`grid` must be a tuple of 3"):
+        voxelize(sphere_sdf((1, 1, 1), 0.5), 24, 0.1)
+    with pytest.raises(ValueError, match="empty"):
+        novelty(np.zeros((0, 4, 4, 4)), np.ones((2, 4, 4, 4)))
+    with pytest.raises(ValueError, match="`lo` and `hi`"):
+        PGVAE(np.zeros(3), np.zeros(3))
+    vae = PGVAE(np.zeros(3), np.ones(3))
+    assert {"lo", "hi"} <= set(vae.state_dict())  # the box travels with a checkpoint
+    lat = FFDLattice(np.zeros(3), np.ones(3), (3, 3, 3))
+    assert lat.deform(torch.rand(5, 3, dtype=torch.float64), lat.zeros()).dtype == torch.float64

@@ -83,12 +83,14 @@ class FFDLattice:
         self._check_disp(control_disp)
         s, inside = self._local(x)
         bx, by, bz = (bernstein(s[:, i], n) for i, n in enumerate(self.shape))
-        d = torch.einsum("ni,nj,nk,ijkc->nc", bx, by, bz, control_disp)
+        d = torch.einsum("ni,nj,nk,ijkc->nc", bx, by, bz, control_disp.to(s.dtype))
         return d * inside
 
     def deform(self, vertices, control_disp):
-        """Move points: ``x + d(x)``; ``vertices`` (N, 3)."""
-        x = torch.as_tensor(vertices, dtype=torch.float32)
+        """Move points: ``x + d(x)``; ``vertices`` (N, 3), float64 stays float64 (other input -> float32)."""
+        x = torch.as_tensor(vertices)
+        if x.dtype != torch.float64:
+            x = x.to(torch.float32)
         if x.ndim != 2 or x.shape[1] != 3:
             raise ValueError(f"`vertices` must have shape (N, 3); got {tuple(x.shape)}")
         return x + self.displacement(x, control_disp)

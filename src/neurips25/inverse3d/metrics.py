@@ -16,6 +16,8 @@ def _solid(x):
     x = np.asarray(x)
     if x.ndim < 2:
         raise ValueError(f"occupancies must be an array (n, ...); got shape {x.shape}")
+    if len(x) == 0:
+        raise ValueError("occupancies are empty: need at least one design / shape")
     return (x > 0.5).reshape(len(x), -1)
 
 

@@ -89,8 +89,13 @@ class PGVAE(nn.Module):
             raise ValueError(f"`R` must be a multiple of `r` (the planes are upsampled by R / r); got R={R}, r={r}")
         if dim % heads:
             raise ValueError(f"`dim` must be divisible by `heads`; got {dim} and {heads}")
-        self.register_buffer("lo", torch.as_tensor(lo, dtype=torch.float32), persistent=False)
-        self.register_buffer("hi", torch.as_tensor(hi, dtype=torch.float32), persistent=False)
+        lo_t, hi_t = torch.as_tensor(lo, dtype=torch.float32), torch.as_tensor(hi, dtype=torch.float32)
+        if lo_t.shape != (3,) or hi_t.shape != (3,) or not bool((hi_t > lo_t).all()):
+            raise ValueError(f"`lo` and `hi` must be 3-vectors with hi > lo in every coordinate (the box the "
+                             f"point clouds are normalised by); got lo={lo!r}, hi={hi!r}")
+        # persistent: a checkpoint carries the box its coordinates were normalised by
+        self.register_buffer("lo", lo_t)
+        self.register_buffer("hi", hi_t)
         self.r, self.c, self.R, self.d_t = r, c, R, d_t
         self.use_physics = bool(use_physics)
         self.weights = (float(lambda_bce), float(lambda_mse if use_physics else 0.0), float(lambda_kl))

@@ -161,6 +161,9 @@ def voxelize(sdf, grid, h):
         raise ValueError(f"`sdf` must be a callable mapping points (..., 3) to distances; got {type(sdf).__name__}")
     if not isinstance(h, numbers.Real) or h <= 0:
         raise ValueError(f"`h` must be a number > 0; got {h!r}")
+    if (not isinstance(grid, (tuple, list)) or len(grid) != 3
+            or not all(isinstance(n, numbers.Integral) and n >= 1 for n in grid)):
+        raise ValueError(f"`grid` must be a tuple of 3 positive integers (nx, ny, nz); got {grid!r}")
     d = sdf(cell_centers(tuple(int(n) for n in grid), float(h)))
     return np.clip(0.5 - d / h, 0.0, 1.0).astype(np.float32)
 
