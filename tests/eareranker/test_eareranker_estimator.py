@@ -211,3 +211,28 @@ def test_obscure_inputs_name_the_argument(planted):
         EARerankerEstimator(**TINY, max_steps=1, dropout=1.5).fit(Q[:8], X[:8], s[:8])
     est = EARerankerEstimator(**TINY, max_steps=1, dropout=np.float32(0.1)).fit(Q[:8], X[:8], s[:8])  # numpy real ok
     assert est.model_ is not None
+
+
+def test_external_validation_ranking_criterion_picks_best_checkpoint(planted):
+    # issue #49 c3b v3: EAReranker chooses its checkpoint as the cross-encoder does - the best mean per-query
+    # Spearman on external validation pairs, every pair used for training (no internal hold-out)
+    Q, X, s = planted
+    groups = np.repeat(np.arange(10), 10)
+    kw = dict(**TINY, max_steps=60, eval_every=10, n_iter_no_change=100, batch_size=64, seed=0)
+    est = EARerankerEstimator(**kw).fit(Q[:200], X[:200], s[:200], val_query_emb=Q[500:600],
+                                        val_doc_emb=X[500:600], val_scores=s[500:600], val_groups=groups)
+    curve = np.asarray(est.validation_curve_)
+    assert len(curve) == 6 and est.n_steps_ == 60  # patience over the whole budget: no early cut
+    assert est.best_step_ == 10 * (int(np.nanargmax(curve)) + 1)
+    # the kept weights are that checkpoint's: their validation Spearman is the curve's maximum
+    from neurips25.eareranker import spearman_within
+    got = spearman_within(est.predict_score(Q[500:600], X[500:600]), s[500:600], groups)
+    assert got == pytest.approx(np.nanmax(curve), abs=1e-9)
+    # no internal hold-out: the class weights come from all 200 training pairs (same seed, early_stopping off)
+    plain = EARerankerEstimator(**{**kw, "early_stopping": False}).fit(Q[:200], X[:200], s[:200])
+    assert est.validation_curve_ != plain.validation_curve_ and plain.validation_curve_ == []
+    with pytest.raises(ValueError, match="`val_scores`"):
+        EARerankerEstimator(**kw).fit(Q[:200], X[:200], s[:200], val_query_emb=Q[:10], val_doc_emb=X[:10])
+    with pytest.raises(ValueError, match="`val_groups`"):
+        EARerankerEstimator(**kw).fit(Q[:200], X[:200], s[:200], val_query_emb=Q[:10], val_doc_emb=X[:10],
+                                      val_scores=s[:10], val_groups=groups)

@@ -34,4 +34,13 @@ def test_smoke_reproduction(tmp_path):
     assert len(det["eareranker_learning_curve_spearman_own"]) == 3  # shared pairs, one superset, the whole split
     assert len(det["cross_encoder_validation_bce_per_epoch"]) == len(
         det["cross_encoder_validation_spearman_own_per_epoch"]) >= 1
+    # c3b v3: both arms chose their checkpoint by the same rule on the same validation queries, each the best
+    # of its own validation curve
+    sel = det["checkpoint_selection"]
+    assert sel["validation_queries"] and sel["validation_pairs"] > 0
+    ce_c, ea_c = sel["cross_encoder"]["validation_curve"], sel["eareranker"]["validation_curve"]
+    assert sel["cross_encoder"]["best_epoch"] == 1 + max(range(len(ce_c)), key=lambda i: ce_c[i])
+    checks = [min(sel["eareranker"]["eval_every"] * (i + 1), det["eareranker_shared_steps"]) for i in range(len(ea_c))]
+    assert sel["eareranker"]["best_step"] == checks[max(range(len(ea_c)), key=lambda i: ea_c[i])]
+    assert c3b["method"]["ce_converged"] == (sel["cross_encoder"]["best_epoch"] < len(ce_c))
     assert sorted(res["figures"]) == ["figures/confusion_matrix.png", "figures/cost_vs_length.png"]

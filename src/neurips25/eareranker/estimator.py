@@ -29,6 +29,7 @@ from sklearn.base import BaseEstimator
 
 from neurips25.eareranker.checks import as_embeddings, as_scores, nonneg_real, positive_int, unit_interval
 from neurips25.eareranker.loss import BinAwareLoss
+from neurips25.eareranker.metrics import spearman_within
 from neurips25.eareranker.model import EAReranker, PairMLP
 from neurips25.eareranker.rubric import DEFAULT_EDGES, AdequacyRubric
 
@@ -171,10 +172,35 @@ class EARerankerEstimator(BaseEstimator):
             return positive_int(self.epochs, "epochs") * int(np.ceil(n_train / bs))
         return positive_int(self.max_steps, "max_steps")
 
-    def fit(self, query_emb, doc_emb, scores):
-        """Train on paired rows: ``query_emb[i]``, ``doc_emb[i]`` (n, d) and adequacy ``scores[i]`` in [0, 100]."""
+    def fit(self, query_emb, doc_emb, scores, *, val_query_emb=None, val_doc_emb=None, val_scores=None,
+            val_groups=None):
+        """Train on paired rows: ``query_emb[i]``, ``doc_emb[i]`` (n, d) and adequacy ``scores[i]`` in [0, 100].
+
+        With an external validation set (``val_query_emb``, ``val_doc_emb``, ``val_scores``) every pair trains
+        (no hold-out) and the checkpoints are chosen on that set instead, every ``eval_every`` steps, stopping
+        after ``n_iter_no_change`` evaluations without improvement, best weights kept: by its loss, or, when
+        ``val_groups`` (one query id per validation pair) is given, by its mean per-query Spearman correlation
+        between predicted and true scores (an improvement must exceed 1e-4), the rule ``finetune_cross_encoder``
+        applies per epoch.
+        """
         q, x = self._check_pairs(query_emb, doc_emb, fitted=False)
         s = as_scores(scores, "scores", q.shape[0])
+        ext = val_query_emb is not None or val_doc_emb is not None or val_scores is not None
+        if ext:
+            if val_query_emb is None or val_doc_emb is None or val_scores is None:
+                raise ValueError("`val_query_emb`, `val_doc_emb` and `val_scores` must be given together")
+            vq, vx = self._check_pairs(val_query_emb, val_doc_emb, fitted=False)
+            if vq.shape[1] != q.shape[1]:
+                raise ValueError(f"`val_query_emb` must have the training embeddings' dimension {q.shape[1]}; got "
+                                 f"{vq.shape[1]}")
+            vs = as_scores(val_scores, "val_scores", vq.shape[0])
+            if val_groups is not None:
+                val_groups = np.asarray(val_groups)
+                if val_groups.shape != (vq.shape[0],):
+                    raise ValueError(f"`val_groups` must hold one query id per validation pair ({vq.shape[0]}); "
+                                     f"got shape {val_groups.shape}")
+        elif val_groups is not None:
+            raise ValueError("`val_groups` needs `val_query_emb`, `val_doc_emb` and `val_scores`")
         self.rubric_ = AdequacyRubric(bin_edges=self.bin_edges)
         bs = positive_int(self.batch_size, "batch_size")
         lr, wd = nonneg_real(self.lr, "lr"), nonneg_real(self.weight_decay, "weight_decay")
@@ -195,7 +221,7 @@ class EARerankerEstimator(BaseEstimator):
         gen = torch.Generator().manual_seed(seed)
         torch.manual_seed(seed)
         n = q.shape[0]
-        n_val = max(32, int(round(vf * n))) if self.early_stopping and vf > 0 and n >= 64 else 0
+        n_val = max(32, int(round(vf * n))) if self.early_stopping and vf > 0 and n >= 64 and not ext else 0
         order = np.random.default_rng(seed).permutation(n)
         val, tr = np.sort(order[:n_val]), np.sort(order[n_val:])
         self.d_in_ = q.shape[1]
@@ -209,6 +235,10 @@ class EARerankerEstimator(BaseEstimator):
         Q, X = torch.from_numpy(q), torch.from_numpy(x)
         S, B = torch.as_tensor(s, dtype=torch.float32), torch.as_tensor(bins, dtype=torch.long)
         tr_t, val_t = torch.from_numpy(tr), torch.from_numpy(val)
+        if ext:
+            VQ, VX = torch.from_numpy(vq), torch.from_numpy(vx)
+            VB, VS = torch.as_tensor(self.rubric_.to_bin(vs), dtype=torch.long), torch.as_tensor(vs,
+                                                                                                  dtype=torch.float32)
         self.loss_curve_, self.validation_curve_ = [], []
         best, best_state, stale, self.best_step_ = np.inf, None, 0, 0
         perm, pos, total, count = tr_t[torch.randperm(tr.size, generator=gen)], 0, 0.0, 0
@@ -230,11 +260,20 @@ class EARerankerEstimator(BaseEstimator):
             if step % every == 0 or step == steps:
                 self.loss_curve_.append(total / count)
                 total, count = 0.0, 0
-                if n_val:
-                    v = self._loss_on(loss_fn, Q[val_t], X[val_t], B[val_t], S[val_t])
+                if n_val or ext:
+                    if not ext:
+                        v = self._loss_on(loss_fn, Q[val_t], X[val_t], B[val_t], S[val_t])
+                        better = v < best * (1 - tol)
+                    elif val_groups is None:
+                        v = self._loss_on(loss_fn, VQ, VX, VB, VS)
+                        better = v < best * (1 - tol)
+                    else:  # the ranking criterion (higher is better; tracked as its negative)
+                        self.model_.eval()
+                        v = spearman_within(self._decide(*self._forward(vq, vx))[1], vs, val_groups)
+                        better = -v < best - 1e-4
                     self.validation_curve_.append(v)
-                    if v < best * (1 - tol):
-                        best, stale, self.best_step_ = v, 0, step
+                    if better:
+                        best, stale, self.best_step_ = (-v if ext and val_groups is not None else v), 0, step
                         best_state = {k: t.detach().clone() for k, t in self.model_.state_dict().items()}
                     else:
                         stale += 1
