@@ -326,8 +326,8 @@ def declare_claims() -> list[Claim]:
               no_positive_control="no model is known to gain from operation traces at 135M parameters offline",
               preconditions=[Precondition("the untuned model leaves room to gain (before pass <= 0.9)",
                                           lambda m: m.get("before_pass", 1.0) <= 0.9),
-                             Precondition(f"at least {C5_MIN_HELDOUT} held-out editing items (issue #46's minimum; "
-                                          "one item of 3 moves the pass rate by 0.33)",
+                             Precondition(f"at least {C5_MIN_HELDOUT} held-out editing items (issue #46's minimum; on "
+                                          "6 items one item moves the pass rate by 0.17)",
                                           lambda m: m.get("n_heldout", 0) >= C5_MIN_HELDOUT)]),
     ]
 
