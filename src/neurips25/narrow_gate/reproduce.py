@@ -140,8 +140,9 @@ def settings(scale: Scale) -> dict:
                    patches=(6,), n_seeds=1, ablation=False, kmeans_fit=200, n_draws=1, gated_steps=25,
                    gated_shuffled_captions=SHUFFLED),
         quick=dict(layers=4, n_train=8000, n_eval=256, n_pairs=128, steps=900, lm_steps=300, adapter_steps=900,
-                   patches=(6,), n_seeds=1, ablation=False, kmeans_fit=2000, n_draws=3, gated_steps=1500,
-                   gated_shuffled_captions=SHUFFLED),
+                   patches=(6,), n_seeds=1, ablation=False, kmeans_fit=2000, n_draws=3,
+                   # 2500 (was 1500): the gated positive control was undertrained at seeds 1-2 with 1500
+                   gated_steps=2500, gated_shuffled_captions=SHUFFLED),
         # 16 image tokens: 3 seeds with the ablation; 64 image tokens: 1 seed, fewer steps (about 4x the cost a step)
         paper=dict(layers=4, n_train=20000, n_eval=256, n_pairs=256, steps=1500, lm_steps=600, adapter_steps=1500,
                    patches=(6, 3), n_seeds=3, ablation=True, kmeans_fit=4000, n_draws=3, gated_steps=2500,
