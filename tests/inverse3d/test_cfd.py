@@ -22,7 +22,8 @@ def test_drag_ranking_streamlined_sphere_cube(small_solver):
     ns = small_solver
     d = {k: ns.solve(voxelize(f, ns.grid, ns.h)).drag for k, f in _equal_volume_bodies().items()}
     assert 0 < d["prolate"] < d["sphere"] < d["cube"]
-    # sphere C_D within 40% of Schiller-Naumann 1.54 even on this coarse grid (blockage ~5%, D = 2 cells)
+    # a loose band only: 4 cells a diameter, the one-cell ramp and 100 steps from rest (the resolved, steady check
+    # is test_sphere_drag_matches_schiller_naumann_when_resolved_and_steady)
     cd = d["sphere"] / (0.5 * math.pi * 0.25)
     assert 1.54 * 0.9 < cd < 1.54 * 1.4
 
