@@ -44,3 +44,14 @@ def test_arm_task_does_not_depend_on_what_ran_before():
     assert torch.equal(first["pred"], again["pred"]) and first["psnr"] == again["psnr"]
     rebuilt = _rebuild("C_view_axis", again["state"])
     assert all(torch.equal(v, rebuilt.state_dict()[k]) for k, v in first["state"].items())
+
+
+def test_headline_rule_reads_numpy_scalar_gains():
+    # np.float32 gains were read as unmeasurable (isinstance(x, (int, float))), so c2 went inconclusive silently
+    import numpy as np
+
+    from neurips25.shoefit.reproduce import _both_gains
+
+    assert _both_gains({"gain_over_A_dB": np.float32(2.0), "gain_over_B_dB": np.float64(0.6)}) is True
+    assert _both_gains({"gain_over_A_dB": np.float32(1.0), "gain_over_B_dB": np.float32(0.6)}) is False
+    assert _both_gains({"gain_over_A_dB": float("nan"), "gain_over_B_dB": 0.6}) is None

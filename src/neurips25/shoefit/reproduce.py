@@ -38,7 +38,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from neurips25.repro import Claim, Control, Criterion, LocalContext, Outcome, Precondition, Scale, progress, register
+from neurips25.repro import (
+    Claim,
+    Control,
+    Criterion,
+    LocalContext,
+    Outcome,
+    Precondition,
+    Scale,
+    finite_figure,
+    progress,
+    register,
+)
 from neurips25.shoefit.attention import LayeredRefAttnProcessor
 from neurips25.shoefit.baselines import copy_view_baseline
 from neurips25.shoefit.data import MVShoesLite
@@ -245,8 +256,9 @@ C2_MIN_OVER_A, C2_MIN_OVER_B, C4_MIN_CUT = 1.5, 0.5, 0.3
 
 
 def _both_gains(m) -> bool | None:
-    a, b = m.get("gain_over_A_dB"), m.get("gain_over_B_dB")
-    if not all(isinstance(x, (int, float)) and np.isfinite(x) for x in (a, b)):
+    # finite_figure accepts numpy scalars (an np.float32 gain read as "unmeasurable" under isinstance(int, float))
+    a, b = finite_figure(m, "gain_over_A_dB"), finite_figure(m, "gain_over_B_dB")
+    if a is None or b is None:
         return None
     return a >= C2_MIN_OVER_A and b >= C2_MIN_OVER_B
 
