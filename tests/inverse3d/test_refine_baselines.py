@@ -97,3 +97,25 @@ def test_refiner_standardises_the_objective_by_the_surrogates_label_spread():
     assert TopologyPreservingRefiner(Scaled(), lat, occ.shape, np.ones(occ.shape), j_scale=2).j_scale == 2.0
     with pytest.raises(ValueError, match="`smoothness`"):
         TopologyPreservingRefiner(Scaled(), lat, occ.shape, np.ones(occ.shape), smoothness="l1")
+
+
+def test_refine_sweep_pairs_each_setting_with_the_unrefined_body(tmp_path):
+    import json
+
+    from neurips25.inverse3d.reproduce import refine_sweep
+
+    out = tmp_path / "sweep.json"
+    r = refine_sweep("smoke", bodies=(0, 1), lambdas=(0.1, 10.0), lattices=((6, 3, 3),), steps=(2,), out=out,
+                     log=lambda *a: None)
+    assert len(r["rows"]) == 4 and len(r["settings"]) == 2
+    labels = {}
+    for row in r["rows"]:
+        labels.setdefault(row["body"], row["sim_before"])
+        assert row["sim_before"] == labels[row["body"]]  # one unrefined solve per body, shared by the settings
+        assert row["ratio"] == pytest.approx(row["sim_after"] / row["sim_before"])
+        assert row["jacobian_min"] > 0 and row["move_max_cells"] > 0
+    assert labels[0] != labels[1]
+    # a stiffer lattice moves the body less
+    soft, stiff = r["settings"]
+    assert stiff["move_max_cells"] < soft["move_max_cells"]
+    assert json.loads(out.read_text())["settings"] == r["settings"]

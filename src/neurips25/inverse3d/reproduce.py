@@ -801,3 +801,132 @@ def _fmt(x):
 
 def _pct(x):
     return "undefined" if x is None else f"{x:.0%}"
+
+
+# ---------------------------------------------------------------- diagnostic: λ / lattice sweep (issue #52)
+#: the sweep's grid, fixed before it was run: λ_smooth a decade either side of the reproduction's 1, the
+#: reproduction's lattice, an intermediate one and the paper's 20 x 6 x 6; c5's 10 oracle steps and 3x that
+SWEEP_LAMBDAS = (0.1, 1.0, 10.0)
+SWEEP_LATTICES = ((6, 3, 3), (10, 4, 4), (20, 6, 6))
+SWEEP_STEPS = (10, 30)
+
+
+def _geomean(x):
+    x = np.asarray([v for v in x if v is not None], dtype=float)
+    return float(np.exp(np.log(x).mean())) if len(x) else None
+
+
+def refine_sweep(scale=Scale.QUICK, bodies=(0, 1, 2, 3), lambdas=SWEEP_LAMBDAS, lattices=SWEEP_LATTICES,
+                 steps=SWEEP_STEPS, lr=0.02, data_seed=1234, cache_dir=None, out=None, log=None):
+    """λ_smooth x lattice x steps sweep of the FFD refiner on the solver's own gradient (a diagnostic, not a claim).
+
+    The fixed designs are training bodies ``bodies`` of the data set (index into ``CarBodyFamily(data_seed)``),
+    i.e. smooth single-piece bodies in the designs' convention. Each is refined at every setting as c5's
+    positive control refines the guided designs: :class:`SolverGradientOracle` (``cfg.oracle_unroll`` steps
+    back-propagated, warm-started from the body's converged flow), AdamW at ``lr`` for each of ``steps``,
+    ``λ_vol = cfg.lam_vol``, ``λ_env = 5``, Laplacian smoothness, ``Ĵ`` divided by the training labels'
+    standard deviation. Every refined design is re-solved cold by the solver exactly as designs are judged
+    (:func:`_evaluate`) and paired with the unrefined body's Sim-Drag. Control: the same body moved by the
+    reversed map (control displacements ``-C``: the same size and smoothness, the other direction); if the
+    oracle's gradient carries information the forward move should beat it.
+
+    Returns a dict with ``rows`` (one per body and setting: Sim-Drag before / after / reversed and their
+    ratios, the oracle's own value before / after, how far the body moved: max and mean displacement of its
+    solid cells in cells, share of solid cells changed, solid-volume ratio, min det J) and ``settings`` (per
+    setting: geometric-mean ratios over the bodies and how many fell). ``out`` (a path) receives it as JSON.
+
+    Example (quick grid, 4 bodies x 18 settings; ~8 CPU-minutes)::
+
+        from neurips25.inverse3d.reproduce import refine_sweep
+        refine_sweep(out="sweep.json", cache_dir="/path/to/solve-cache")
+    """
+    import json
+
+    cfg = _config(Scale(scale))
+    log = log or (lambda *a: print(*a, flush=True))
+    solver = BrinkmanSpectralNS(grid=cfg.grid, steps=cfg.steps, cfl=cfg.cfl)
+    space = DesignSpace(solver.grid, solver.h)
+    cache = SolveCache(os.environ.get("NEURIPS25_INVERSE3D_CACHE") or cache_dir)
+    all_bodies = CarBodyFamily(seed=data_seed).samples(cfg.n_shapes)
+    occs = [space.crop(voxelize(b.sdf, solver.grid, solver.h)) for b in all_bodies]
+    t0 = time.time()
+    y = np.array([cache.solve(solver, space.solver_body(o)).cdv for o in occs])  # the labels (cached at quick)
+    j_scale = float(np.std(y))
+    log(f"# labels of {len(y)} bodies: std {j_scale:.4f} ({time.time() - t0:.1f} s)")
+    oracle = SolverGradientOracle(solver, space, unroll=cfg.oracle_unroll, average=min(5, cfg.oracle_unroll))
+    mem = SolveCache(None)
+    rows = []
+    for b in bodies:
+        occ = occs[b]
+        t1 = time.process_time()
+        base = solver.solve(space.solver_body(occ))  # Sim-Drag of the unrefined body, and the warm flow
+        u0 = torch.from_numpy(np.asarray(base.velocity))
+        solid0 = space.crop(space.solver_body(occ)) > 0.5
+        pts = torch.as_tensor(space.crop_points()[solid0], dtype=torch.float32)
+        log(f"# body {b}: Sim-Drag {base.cdv:.4f} (label {y[b]:.4f}), {time.process_time() - t1:.1f} s CPU")
+        for n_steps in steps:
+            for shape in lattices:
+                lat = FFDLattice(space.crop_lo, space.crop_hi, shape=tuple(shape))
+                for lam in lambdas:
+                    t1 = time.process_time()
+                    ref = TopologyPreservingRefiner(oracle, lat, space.crop_shape, space.envelope_mask,
+                                                    lam_smooth=lam, lam_vol=cfg.lam_vol, lam_env=5.0,
+                                                    steps=int(n_steps), lr=lr, smoothness="laplacian",
+                                                    j_scale=j_scale)
+                    oracle.u = u0.clone()
+                    row = dict(body=int(b), lattice=list(shape), lam_smooth=float(lam), steps=int(n_steps),
+                               sim_before=float(base.cdv))
+                    try:
+                        r = ref.refine(occ)
+                    except (SolverDivergedError, ValueError) as err:
+                        row.update(error=str(err), cpu_s=time.process_time() - t1)
+                        rows.append(row)
+                        log(f"  {n_steps} steps, lattice {shape}, lam {lam:g}: refine failed: {err}")
+                        continue
+                    with torch.no_grad():
+                        back = (ref.warp(torch.as_tensor(occ, dtype=torch.float32), -r.control_disp)
+                                * ref.mask).numpy()
+                    why = []
+                    cdv, valid, inside = _evaluate([r.occupancy, back], solver, space, mem, reasons=why)
+                    solid1 = (space.crop(space.solver_body(r.occupancy)) > 0.5 if why[0] != "empty"
+                              else np.zeros_like(solid0))
+                    disp = lat.displacement(pts, r.control_disp).norm(dim=1) / solver.h
+                    row.update(sim_after=_none(cdv[0]), ratio=_none(cdv[0] / base.cdv), reason=why[0],
+                               sim_reversed=_none(cdv[1]), ratio_reversed=_none(cdv[1] / base.cdv),
+                               valid=bool(valid[0]), inside=bool(inside[0]), oracle_before=r.predicted[0],
+                               oracle_after=r.predicted[1], jacobian_min=r.jacobian_min,
+                               move_max_cells=float(disp.max()), move_mean_cells=float(disp.mean()),
+                               changed=float((solid0 ^ solid1).sum() / solid0.sum()),
+                               volume_ratio=float(solid1.sum() / solid0.sum()), cpu_s=time.process_time() - t1)
+                    rows.append(row)
+                    log(f"  {n_steps} steps, lattice {shape}, lam {lam:g}: Sim-Drag {base.cdv:.4f} -> {cdv[0]:.4f} "
+                        f"(x{cdv[0] / base.cdv:.4f}; reversed x{cdv[1] / base.cdv:.4f}); oracle "
+                        f"{r.predicted[0]:.3f} -> {r.predicted[1]:.3f}; move max {row['move_max_cells']:.2f} mean "
+                        f"{row['move_mean_cells']:.2f} cells; changed {row['changed']:.1%}; volume "
+                        f"x{row['volume_ratio']:.3f}; det J >= {r.jacobian_min:.3f}; {row['cpu_s']:.1f} s CPU")
+    settings = []
+    for n_steps in steps:
+        for shape in lattices:
+            for lam in lambdas:
+                rs = [r for r in rows if r["lattice"] == list(shape) and r["lam_smooth"] == float(lam)
+                      and r["steps"] == int(n_steps) and "ratio" in r]
+                ratios = [r["ratio"] for r in rs if r["ratio"] is not None]
+                settings.append(dict(
+                    steps=int(n_steps), lattice=list(shape), lam_smooth=float(lam), n_solved=len(ratios),
+                    geomean_ratio=_geomean(ratios), n_fell=int(sum(x < 1 for x in ratios)),
+                    best_ratio=min(ratios, default=None), worst_ratio=max(ratios, default=None),
+                    geomean_ratio_reversed=_geomean([r["ratio_reversed"] for r in rs]),
+                    oracle_ratio=_geomean([r["oracle_after"] / r["oracle_before"] for r in rs]),
+                    move_max_cells=float(np.mean([r["move_max_cells"] for r in rs])) if rs else None,
+                    changed=float(np.mean([r["changed"] for r in rs])) if rs else None,
+                    volume_ratio=_geomean([r["volume_ratio"] for r in rs]),
+                    jacobian_min=min((r["jacobian_min"] for r in rs), default=None)))
+    result = dict(scale=str(Scale(scale)), grid=list(cfg.grid), bodies=list(bodies), steps=list(steps), lr=lr,
+                  unroll=cfg.oracle_unroll, lam_vol=cfg.lam_vol, j_scale=j_scale, rows=rows, settings=settings,
+                  cpu_s=time.process_time())
+    if out is not None:
+        out = Path(out)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(json.dumps(result, indent=1))
+        os.replace(tmp, out)
+    return result
