@@ -42,5 +42,12 @@ def test_smoke_reproduction(tmp_path):
     assert sel["cross_encoder"]["best_epoch"] == 1 + max(range(len(ce_c)), key=lambda i: ce_c[i])
     checks = [min(sel["eareranker"]["eval_every"] * (i + 1), det["eareranker_shared_steps"]) for i in range(len(ea_c))]
     assert sel["eareranker"]["best_step"] == checks[max(range(len(ea_c)), key=lambda i: ea_c[i])]
-    assert c3b["method"]["ce_converged"] == (sel["cross_encoder"]["best_epoch"] < len(ce_c))
+    # v4: converged = the cross-encoder stopped after `patience` epochs without improvement, before its cap
+    ce_sel = sel["cross_encoder"]
+    assert len(ce_c) == det["cross_encoder_epochs_run"] <= ce_sel["max_epochs"]
+    assert c3b["method"]["ce_converged"] == (len(ce_c) - ce_sel["best_epoch"] >= ce_sel["patience"])
+    if c3b["method"]["ce_converged"]:
+        assert len(ce_c) == ce_sel["best_epoch"] + ce_sel["patience"]
+    else:
+        assert len(ce_c) == ce_sel["max_epochs"]
     assert sorted(res["figures"]) == ["figures/confusion_matrix.png", "figures/cost_vs_length.png"]

@@ -29,7 +29,7 @@ Example
 3
 """
 
-from neurips25.eareranker.baselines import CosineBaseline, finetune_cross_encoder
+from neurips25.eareranker.baselines import CosineBaseline, cross_encoder_scores, finetune_cross_encoder
 from neurips25.eareranker.data import AdequacyData, AdequacySynth
 from neurips25.eareranker.encoders import HashedBowEncoder, MiniLMEncoder
 from neurips25.eareranker.estimator import EARerankerEstimator
@@ -42,6 +42,6 @@ from neurips25.eareranker.rubric import AdequacyRubric
 __all__ = [
     "AdequacyRubric", "EmbeddingExpansion", "EAReranker", "PairMLP", "BinAwareLoss", "bin_weights",
     "EARerankerEstimator", "AdequacySynth", "AdequacyData", "HashedBowEncoder", "MiniLMEncoder", "CosineBaseline",
-    "finetune_cross_encoder", "lacc", "bin_accuracy", "macro_f1", "per_bin_f1", "ndcg_at_k", "spearman",
-    "spearman_within",
+    "finetune_cross_encoder", "cross_encoder_scores", "lacc", "bin_accuracy", "macro_f1", "per_bin_f1",
+    "ndcg_at_k", "spearman", "spearman_within",
 ]

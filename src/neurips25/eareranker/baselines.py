@@ -4,7 +4,8 @@
   on training pairs (a monotone map, i.e. fitted bin thresholds on the cosine); ranks by cosine.
 - :func:`finetune_cross_encoder`: the plaintext reranker, a sentence-transformers ``CrossEncoder`` whose
   encoder starts from the shipped all-MiniLM-L6-v2 weights (a fresh 1-logit head), fine-tuned on the same
-  text pairs with a binary cross-entropy on ``score / 100``.
+  text pairs with a binary cross-entropy on ``score / 100``; optionally in bf16 mixed precision (the head in
+  fp32), with :func:`cross_encoder_scores` scoring pairs the same way.
 - The MLP on ``[q, x, q*x, |q-x|]`` is ``EARerankerEstimator(architecture="mlp")``.
 """
 
@@ -45,9 +46,68 @@ class CosineBaseline:
         return self.rubric.to_bin(self.predict_score(query_emb, doc_emb))
 
 
+class _MixedPrecision:
+    """``with _MixedPrecision(model, on):`` runs the block under CPU bf16 autocast (matrix products in bfloat16,
+    weights, norms and softmax in float32), with the model's 1-logit ``classifier`` head recomputed in float32 so
+    that near-equal scores are not rounded to ties (bfloat16 keeps ~3 significant digits). A no-op when ``on``
+    is false; the hook is removed on exit, so the model is a plain float32 model outside the block."""
+
+    def __init__(self, model, on: bool):
+        import torch
+
+        self.torch, self.model, self.on, self.handle = torch, model, bool(on), None
+        self.autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.on)
+
+    def _fp32_head(self, module, inputs, output):
+        with self.torch.autocast("cpu", enabled=False):
+            return self.torch.nn.functional.linear(inputs[0].float(), module.weight.float(),
+                                                   None if module.bias is None else module.bias.float())
+
+    def __enter__(self):
+        head = getattr(self.model, "classifier", None)
+        if self.on and isinstance(head, self.torch.nn.Linear):
+            self.handle = head.register_forward_hook(self._fp32_head)
+        self.autocast.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.autocast.__exit__(*exc)
+        if self.handle is not None:
+            self.handle.remove()
+        return False
+
+
+def cross_encoder_scores(ce, queries, docs, *, batch_size: int = 32, bf16: bool = False) -> np.ndarray:
+    """Adequacy / 100 (sigmoid of the logit) of a ``CrossEncoder`` on text pairs, as ``ce.predict`` returns it,
+    computed in bf16 mixed precision when ``bf16`` (the head in float32; see :func:`finetune_cross_encoder`).
+
+    ``queries[i]``, ``docs[i]`` are pair i's texts; returns a float64 array of shape (n,). Pairs are truncated to
+    ``ce.max_seq_length`` word pieces, as in training."""
+    return 1.0 / (1.0 + np.exp(-_logits(ce, list(queries), list(docs), batch_size, bf16)))
+
+
+def _logits(ce, queries, docs, batch_size: int, bf16: bool) -> np.ndarray:
+    import torch
+
+    if len(docs) != len(queries):
+        raise ValueError(f"`queries` and `docs` must have the same length; got {len(queries)} and {len(docs)}")
+    bs = positive_int(batch_size, "batch_size")
+    model, tok = ce.model, ce.processor
+    was_training = model.training
+    model.eval()
+    out = []
+    with torch.no_grad(), _MixedPrecision(model, bf16):
+        for i in range(0, len(queries), bs):
+            f = tok(queries[i:i + bs], docs[i:i + bs], truncation=True, max_length=ce.max_seq_length, padding=True,
+                    return_tensors="pt")
+            out.append(model(**f).logits.reshape(-1).float())
+    model.train(was_training)
+    return torch.cat(out).numpy().astype(np.float64) if out else np.zeros(0)
+
+
 def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epochs: int = 1, batch_size: int = 16,
                            lr: float = 4e-5, seed: int = 0, model_path=None, progress=None, val_queries=None,
-                           val_docs=None, val_scores=None, val_groups=None, patience: int = 1):
+                           val_docs=None, val_scores=None, val_groups=None, patience: int = 1, bf16: bool = False):
     """Fine-tune a MiniLM ``CrossEncoder`` on text pairs; returns the ``CrossEncoder`` (``predict``/``rank``).
 
     ``queries[i]``, ``docs[i]`` are the texts of pair i and ``scores[i]`` its adequacy in [0, 100]; the head is
@@ -60,8 +120,14 @@ def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epoc
     predicted and true scores (higher is better: the ranking quality a reranker is compared on). The criterion's
     curve is ``ce.validation_curve_`` (one value per epoch), the BCE's ``ce.validation_bce_``; the best epoch is
     ``ce.best_epoch_`` and ``ce.converged_`` says whether training stopped because the criterion stopped
-    improving (rather than at the epoch cap). The learning rate warms up over the first tenth of the first epoch,
-    then stays constant.
+    improving (rather than at the epoch cap): ``patience`` evaluations without improvement before the cap. The
+    learning rate warms up over the first tenth of the first epoch, then stays constant; the optimiser is AdamW
+    (PyTorch's fused implementation).
+
+    ``bf16=True`` trains and validates in bfloat16 mixed precision on the CPU (``torch.autocast``: matrix
+    products in bfloat16, master weights, optimiser state, norms and softmax in float32; the head in float32),
+    about 1.6x faster per step on CPUs with AVX512-BF16; score such a model with
+    ``cross_encoder_scores(ce, ..., bf16=True)`` to rank as during validation.
     """
     import torch
 
@@ -91,7 +157,7 @@ def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epoc
     ce = st.CrossEncoder(str(model_path or minilm_dir()), num_labels=1, max_length=positive_int(max_length,
                          "max_length", 8), device="cpu")
     model, tok = ce.model, ce.processor
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, fused=True)
     n = len(queries)
     per_epoch = int(np.ceil(n / batch_size))
     warm = max(1, per_epoch // 10)
@@ -102,11 +168,8 @@ def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epoc
     def feats(qs, ds):
         return tok(qs, ds, truncation=True, max_length=max_length, padding=True, return_tensors="pt")
 
-    @torch.no_grad()
     def val_logits() -> torch.Tensor:
-        model.eval()
-        return torch.cat([model(**feats(val_queries[i:i + 32], val_docs[i:i + 32])).logits.squeeze(-1)
-                          for i in range(0, len(val_queries), 32)])
+        return torch.from_numpy(_logits(ce, val_queries, val_docs, 32, bf16)).float()
 
     from neurips25.eareranker.metrics import spearman_within
 
@@ -118,8 +181,9 @@ def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epoc
         batches = [perm[i:i + batch_size] for i in range(0, n, batch_size)]
         model.train()
         for idx in (progress(batches, desc=f"cross-encoder epoch {ep + 1}") if progress else batches):
-            logits = model(**feats([queries[i] for i in idx], [docs[i] for i in idx])).logits.squeeze(-1)
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y[idx])
+            with _MixedPrecision(model, bf16):
+                logits = model(**feats([queries[i] for i in idx], [docs[i] for i in idx])).logits.reshape(-1)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits.float(), y[idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
