@@ -165,3 +165,21 @@ def test_metrics_oracles():
                                                 data.side_color_id).numpy())) < 1.0
     with pytest.raises(ValueError, match=r"mask must have shape \(B, 1, H, W\)"):
         masked_psnr(gt, gt, m[:, 0])
+
+
+def test_masked_psnr_value_range():
+    """[0, 1] images read as [-1, 1] scored 6 dB too high, silently (before value_range and its checks)."""
+    data = MVShoesLite(4, seed=0, res=16, split="test")
+    gt, m = data.target, data.mask
+    noisy = gt + 0.2 * m
+    ref = masked_psnr(noisy, gt, m)
+    gt01, noisy01 = (gt + 1) / 2, (noisy + 1) / 2
+    assert torch.allclose(masked_psnr(noisy01, gt01, m, value_range=(0, 1)), ref, atol=1e-4)
+    with pytest.warns(UserWarning, match=r"pass value_range=\(0, 1\)"):
+        wrong = masked_psnr(noisy01, gt01, m)
+    assert torch.allclose(wrong - ref, torch.full((4,), 6.0206), atol=1e-3)
+    with pytest.raises(ValueError, match=r"gt must hold finite values in value_range=\(0, 1\)"):
+        masked_psnr(noisy, gt, m, value_range=(0, 1))
+    with pytest.raises(ValueError, match="value_range must be"):
+        masked_psnr(noisy, gt, m, value_range=(1, np.float64(0)))
+    assert torch.allclose(masked_psnr(noisy, gt, m, value_range=(np.float32(-1), np.int64(1))), ref)

@@ -1,10 +1,14 @@
 """Shoe-region metrics: masked PSNR, side-colour accuracy and the background-colour leak.
 
 Every metric is masked to the shoe (the background dominates a whole-image score). Images are in [-1, 1]
-(the model's range) and are mapped to [0, 1] first.
+(the model's range) and are mapped to [0, 1] first (`masked_psnr(value_range=(0, 1))` for [0, 1] images).
 """
 
 from __future__ import annotations
+
+import math
+import numbers
+import warnings
 
 import torch
 
@@ -23,22 +27,42 @@ def _check(pred, gt, mask):
                          f"{tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__}")
 
 
+def _value_range(value_range):
+    ok = (isinstance(value_range, (tuple, list)) and len(value_range) == 2
+          and all(isinstance(v, numbers.Real) and math.isfinite(v) for v in value_range))
+    if not ok or not value_range[0] < value_range[1]:
+        raise ValueError(f"value_range must be (low, high) with finite low < high; got {value_range!r}")
+    return float(value_range[0]), float(value_range[1])
+
+
 def _check_range(mask):
     if not torch.isfinite(mask).all() or mask.min() < 0 or mask.max() > 1:
         raise ValueError("mask must hold values in [0, 1] (1 = shoe pixel); got values in "
                          f"[{float(mask.min()):.3g}, {float(mask.max()):.3g}]")
 
 
-def masked_psnr(pred: torch.Tensor, gt: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """PSNR (dB, peak 1 in [0, 1] units) over the mask's pixels, per image: ``(B,)``; NaN for an empty mask.
+def masked_psnr(pred: torch.Tensor, gt: torch.Tensor, mask: torch.Tensor, *,
+                value_range: tuple[float, float] = (-1.0, 1.0)) -> torch.Tensor:
+    """PSNR (dB, peak = the width of ``value_range``) over the mask's pixels, per image: ``(B,)``; NaN for an
+    empty mask.
 
-    The mask weighs pixels and must lie in [0, 1]; an image whose mask is all zero has no shoe to score and gets
-    NaN (not a perfect score). A perfect prediction is capped at 100 dB.
+    Images are in ``value_range`` (default [-1, 1], the model's range; pass ``(0, 1)`` for [0, 1] images: the
+    same images read in the wrong range shift every PSNR by 6 dB). ``gt`` outside the range is an error, and a
+    ``gt`` with no value below the middle of a (-1, 1) range warns (it looks like [0, 1] data). The mask weighs
+    pixels and must lie in [0, 1]; an image whose mask is all zero has no shoe to score and gets NaN (not a
+    perfect score). A perfect prediction is capped at 100 dB.
     """
     _check(pred, gt, mask)
     _check_range(mask)
+    lo, hi = _value_range(value_range)
+    if not torch.isfinite(gt).all() or gt.min() < lo - 1e-6 or gt.max() > hi + 1e-6:
+        raise ValueError(f"gt must hold finite values in value_range=({lo:g}, {hi:g}); got values in "
+                         f"[{float(gt.min()):.3g}, {float(gt.max()):.3g}]")
+    if (lo, hi) == (-1.0, 1.0) and gt.numel() and gt.min() >= 0:
+        warnings.warn("gt has no value below 0 although value_range is (-1, 1): if the images are in [0, 1], "
+                      "pass value_range=(0, 1) (read as [-1, 1] their PSNR is 6 dB too high)", stacklevel=2)
     area = mask.sum((1, 2, 3))
-    se = (((pred - gt) / 2) ** 2 * mask).sum((1, 2, 3))
+    se = (((pred - gt) / (hi - lo)) ** 2 * mask).sum((1, 2, 3))
     mse = se / (3 * area).clamp_min(1e-12)
     psnr = -10 * torch.log10(mse.clamp_min(1e-10))
     return torch.where(area > 0, psnr, torch.full_like(psnr, float("nan")))
