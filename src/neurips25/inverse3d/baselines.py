@@ -19,6 +19,22 @@ def _check_n(name, v, lo=1):
     return int(v)
 
 
+def _scores(objective, z, need_grad):
+    """``objective(z)`` as a (B,) tensor; a clear error for numpy output or (``need_grad``) no gradient path."""
+    s = objective(z)
+    if not isinstance(s, torch.Tensor):
+        if need_grad:
+            raise ValueError(f"`objective` must return a torch tensor (B,) differentiable in z (gradient descent "
+                             f"needs its gradient); got {type(s).__name__}")
+        s = torch.as_tensor(np.asarray(s))
+    if need_grad and not s.requires_grad:
+        raise ValueError("`objective` must be differentiable in z: its output has no gradient path to z "
+                         "(computed under no_grad, detached, or not a function of z)")
+    if s.shape != (len(z),):
+        raise ValueError(f"`objective` must return one score per latent, shape ({len(z)},); got {tuple(s.shape)}")
+    return s
+
+
 class CEMLatent:
     """Cross-entropy method over latents: sample a diagonal Gaussian, keep the elite, refit.
 
@@ -40,7 +56,7 @@ class CEMLatent:
         pool, scores = [], []
         for _ in range(self.iters):
             z = (mu + sd * torch.randn((self.pop, *mu.shape), generator=generator)).clamp(self.lo, self.hi)
-            s = self.objective(z)
+            s = _scores(self.objective, z, need_grad=False)
             el = z[s.argsort()[: self.n_elite]]
             mu, sd = el.mean(0), el.std(0).clamp_min(1e-3)
             pool.append(z)
@@ -61,7 +77,7 @@ class GDLatent:
         z = starts.clone().requires_grad_(True)
         opt = torch.optim.Adam([z], lr=self.lr)
         for _ in range(self.steps):
-            loss = self.objective(z).sum()
+            loss = _scores(self.objective, z, need_grad=True).sum()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -92,6 +108,9 @@ class GPBOVoxelPCA:
         y = np.asarray(drag, dtype=float)
         if len(X) != len(y):
             raise ValueError(f"`occupancies` and `drag` differ in length: {len(X)} vs {len(y)}")
+        if len(X) < 2:
+            raise ValueError(f"`occupancies` must hold at least 2 shapes (a PCA of one shape has no components "
+                             f"for the GP to read); got {len(X)}")
         k = min(self.n_components, len(X) - 1)
         self.shape_ = np.asarray(occupancies).shape[1:]
         self.pca_ = PCA(k, random_state=self.seed).fit(X)

@@ -232,7 +232,16 @@ class ObjectiveGuidedSampler:
         z = z_t.detach().requires_grad_(True)
         eps = self.dit(z, tt)
         z0 = (z - (1 - a_bar).sqrt() * eps) / a_bar.sqrt()
-        (grad,) = torch.autograd.grad(self.objective(z0).sum(), z)
+        J = self.objective(z0)
+        if not isinstance(J, torch.Tensor):
+            raise ValueError(f"`objective` must return a torch tensor (B,) differentiable in z0 (guidance needs its "
+                             f"gradient); got {type(J).__name__}")
+        if not J.requires_grad:
+            raise ValueError("`objective` must be differentiable in z0: its output has no gradient path to z0 "
+                             "(computed under no_grad, detached, or not a function of z0)")
+        (grad,) = torch.autograd.grad(J.sum(), z, allow_unused=True)
+        if grad is None:
+            raise ValueError("`objective` must be differentiable in z0: its output does not depend on z0")
         w = (a_bar * (1 - a_bar)).sqrt() if self.scaling == "tweedie" else 1.0
         return (eps + self.gamma * w * grad).detach(), z0.detach()
 

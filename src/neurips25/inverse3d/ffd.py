@@ -74,7 +74,8 @@ class FFDLattice:
             raise ValueError(f"`control_disp` must be a tensor of shape {(*self.shape, 3)}; got {got}")
 
     def _local(self, x):
-        s = (x - self.lo) / (self.hi - self.lo)
+        lo, hi = self.lo.to(x.dtype), self.hi.to(x.dtype)  # the points' dtype, not float32's promotion
+        s = (x - lo) / (hi - lo)
         inside = ((s >= 0) & (s <= 1)).all(-1, keepdim=True)
         return s.clamp(0, 1), inside
 
@@ -87,9 +88,9 @@ class FFDLattice:
         return d * inside
 
     def deform(self, vertices, control_disp):
-        """Move points: ``x + d(x)``; ``vertices`` (N, 3), float64 stays float64 (other input -> float32)."""
+        """Move points: ``x + d(x)``; ``vertices`` (N, 3) keep a floating dtype (integers -> float32)."""
         x = torch.as_tensor(vertices)
-        if x.dtype != torch.float64:
+        if not x.is_floating_point():
             x = x.to(torch.float32)
         if x.ndim != 2 or x.shape[1] != 3:
             raise ValueError(f"`vertices` must have shape (N, 3); got {tuple(x.shape)}")

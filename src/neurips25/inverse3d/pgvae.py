@@ -22,6 +22,13 @@ from torch import nn
 from torch.nn import functional as F
 
 
+def _check_finite(name, cloud):
+    bad = ~torch.isfinite(cloud)
+    if bool(bad.any()):
+        raise ValueError(f"`{name}` must be finite (a NaN / inf point gives a NaN latent); got {int(bad.sum())} "
+                         f"non-finite values in points {sorted(set(bad.any(-1).nonzero()[:, 1].tolist()))[:5]}")
+
+
 class FourierFeatures(nn.Module):
     """``[x, sin(2^k pi x), cos(2^k pi x)]`` for k < n_freq."""
 
@@ -128,11 +135,13 @@ class PGVAE(nn.Module):
         """Posterior mean and log-variance of the triplane latent."""
         if p_geo.ndim != 3 or p_geo.shape[-1] != 6:
             raise ValueError(f"`p_geo` must have shape (B, N, 6) [xyz, normal]; got {tuple(p_geo.shape)}")
+        _check_finite("p_geo", p_geo)
         tok = [self.geo(self.normalize(p_geo[..., :3]), p_geo[..., 3:])]
         if self.use_physics:
             if p_phy is None or p_phy.ndim != 3 or p_phy.shape[-1] != 4:
                 got = None if p_phy is None else tuple(p_phy.shape)
                 raise ValueError(f"`p_phy` must have shape (B, M, 4) [xyz, field]; got {got}")
+            _check_finite("p_phy", p_phy)
             tok.append(self.phy(self.normalize(p_phy[..., :3]), p_phy[..., 3:]))
         h = torch.cat(tok, 1).flatten(1)
         mu, logvar = self.to_latent(h).chunk(2, -1)

@@ -122,6 +122,7 @@ class TopologyPreservingRefiner:
             if mesh is None:
                 raise ValueError("`mesh` is required: the surrogate reads meshes (reads_mesh = True)")
             graph = mesh if isinstance(mesh, MeshGraph) else MeshGraph.from_mesh(mesh)
+            self._check_in_box(graph.vertices)
 
         def predict(warped, ctrl):
             if graph is None:
@@ -153,8 +154,23 @@ class TopologyPreservingRefiner:
         return RefineResult(out.numpy(), ctrl, float(self.lattice.jacobian_det(ctrl, n=8).min()), hist,
                             (before, after))
 
+    def _check_in_box(self, vertices):
+        """A mesh must lie in the lattice box (give or take one crop cell: a marching-cubes surface of a body
+        touching the crop's faces reaches half a cell beyond the outer cell centres); vertices outside it
+        would not move, so a mesh in other coordinates would come back unchanged without a word."""
+        v = torch.as_tensor(np.asarray(vertices, dtype=np.float64))
+        lo, hi = self.lattice.lo.double(), self.lattice.hi.double()
+        cell = (hi - lo) / torch.tensor([max(n - 1, 1) for n in self.crop_shape], dtype=torch.float64)
+        out = ((v < lo - cell) | (v > hi + cell)).any(-1)
+        if bool(out.any()):
+            raise ValueError(
+                f"`mesh` must lie in the lattice box (the crop's coordinates) lo={lo.tolist()}, hi={hi.tolist()} "
+                f"(one crop cell of slack); {int(out.sum())} of {len(v)} vertices lie outside, spanning "
+                f"{v.min(0).values.tolist()} .. {v.max(0).values.tolist()}")
+
     def deform_mesh(self, mesh, control_disp):
         """The candidate's mesh carried by the lattice: same faces, moved vertices (a new trimesh)."""
+        self._check_in_box(mesh.vertices)
         moved = self.lattice.deform(torch.as_tensor(mesh.vertices, dtype=torch.float32), control_disp)
         out = mesh.copy()
         out.vertices = moved.numpy().astype(float)
