@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from scipy.stats import spearmanr
+from scipy.stats import gmean, spearmanr
 
 from neurips25.inverse3d.baselines import CEMLatent, GDLatent, GPBOVoxelPCA
 from neurips25.inverse3d.cfd import BrinkmanSpectralNS, SolverDivergedError, resample_flow
@@ -53,6 +53,7 @@ from neurips25.inverse3d.refine import TopologyPreservingRefiner
 from neurips25.inverse3d.shapes import CENTER, ENVELOPE, CarBodyFamily, box_sdf, ellipsoid_sdf, sphere_sdf, voxelize
 from neurips25.inverse3d.surrogate import LatentDragHead, VoxelDragCNN, cross_val_r2, fit_regressor, mirror_yz
 from neurips25.repro import Claim, Control, Criterion, Outcome, Precondition, Scale, progress, register
+from neurips25.repro.store import atomic_write_text
 
 
 def schiller_naumann(re):
@@ -812,8 +813,8 @@ SWEEP_STEPS = (10, 30)
 
 
 def _geomean(x):
-    x = np.asarray([v for v in x if v is not None], dtype=float)
-    return float(np.exp(np.log(x).mean())) if len(x) else None
+    x = [v for v in x if v is not None]
+    return float(gmean(x)) if x else None
 
 
 def refine_sweep(scale=Scale.QUICK, bodies=(0, 1, 2, 3), lambdas=SWEEP_LAMBDAS, lattices=SWEEP_LATTICES,
@@ -925,8 +926,5 @@ def refine_sweep(scale=Scale.QUICK, bodies=(0, 1, 2, 3), lambdas=SWEEP_LAMBDAS, 
                   unroll=cfg.oracle_unroll, lam_vol=cfg.lam_vol, j_scale=j_scale, rows=rows, settings=settings,
                   cpu_s=time.process_time())
     if out is not None:
-        out = Path(out)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(json.dumps(result, indent=1))
-        os.replace(tmp, out)
+        atomic_write_text(Path(out), json.dumps(result, indent=1))
     return result

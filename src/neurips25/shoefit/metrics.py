@@ -7,12 +7,11 @@ Every metric is masked to the shoe (the background dominates a whole-image score
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 
 import torch
 
-from neurips25.shoefit.data import PALETTE
+from neurips25.shoefit.data import PALETTE, _real_pair
 
 
 def _check(pred, gt, mask):
@@ -25,14 +24,6 @@ def _check(pred, gt, mask):
     if not isinstance(mask, torch.Tensor) or mask.shape != (pred.shape[0], 1, *pred.shape[2:]):
         raise ValueError(f"mask must have shape (B, 1, H, W) = {(pred.shape[0], 1, *pred.shape[2:])}; got "
                          f"{tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__}")
-
-
-def _value_range(value_range):
-    ok = (isinstance(value_range, (tuple, list)) and len(value_range) == 2
-          and all(isinstance(v, numbers.Real) and math.isfinite(v) for v in value_range))
-    if not ok or not value_range[0] < value_range[1]:
-        raise ValueError(f"value_range must be (low, high) with finite low < high; got {value_range!r}")
-    return float(value_range[0]), float(value_range[1])
 
 
 def _check_range(mask):
@@ -54,7 +45,9 @@ def masked_psnr(pred: torch.Tensor, gt: torch.Tensor, mask: torch.Tensor, *,
     """
     _check(pred, gt, mask)
     _check_range(mask)
-    lo, hi = _value_range(value_range)
+    lo, hi = _real_pair("value_range", value_range)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"value_range must be (low, high) with finite low < high; got {value_range!r}")
     if not torch.isfinite(gt).all() or gt.min() < lo - 1e-6 or gt.max() > hi + 1e-6:
         raise ValueError(f"gt must hold finite values in value_range=({lo:g}, {hi:g}); got values in "
                          f"[{float(gt.min()):.3g}, {float(gt.max()):.3g}]")
