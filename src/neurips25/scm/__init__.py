@@ -22,6 +22,7 @@ Needs the ``lm`` extra (torch, transformers; peft for LoRA).
 
 from neurips25.scm.annotate import FUNCTION_WORDS, fine_grained_labels, majority_vote, token_labels_from_spans
 from neurips25.scm.backbone import tiny_decoder, truncate_layers
+from neurips25.scm.continuations import label_continuation, own_continuations
 from neurips25.scm.data import (
     Encoded,
     HarmSample,
@@ -62,7 +63,7 @@ from neurips25.scm.train import (
 
 __all__ = [
     "FUNCTION_WORDS", "fine_grained_labels", "majority_vote", "token_labels_from_spans",
-    "tiny_decoder", "truncate_layers",
+    "tiny_decoder", "truncate_layers", "label_continuation", "own_continuations",
     "Encoded", "HarmSample", "StreamHarmSynth", "encode_samples", "harmbench_behaviors", "planted_pattern",
     "benign_prompts", "make_splits", "opener_rule", "split_prompts",
     "f1_scores", "full_detection_report", "partial_detection_report", "select_k", "stop_positions",

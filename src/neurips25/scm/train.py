@@ -41,6 +41,27 @@ class HiddenSet:
         return HiddenSet(self.hidden[t, :T], self.mask[t, :T], self.token_labels[t, :T], self.labels[t],
                          self.onsets[idx], self.lengths[idx])
 
+    @classmethod
+    def concat(cls, *sets: HiddenSet) -> HiddenSet:
+        """The sets one after another, padded to the longest response (same hidden width required)."""
+        if not sets:
+            raise ValueError("`sets` is empty: give at least one HiddenSet")
+        widths = {s.hidden.shape[-1] for s in sets}
+        if len(widths) != 1:
+            raise ValueError(f"`sets` must share one hidden width; got {sorted(widths)}")
+        T = max(s.hidden.shape[1] for s in sets)
+
+        def pad(x, fill):
+            extra = T - x.shape[1]
+            if not extra:
+                return x
+            return torch.cat([x, torch.full((x.shape[0], extra, *x.shape[2:]), fill, dtype=x.dtype)], 1)
+
+        return cls(torch.cat([pad(s.hidden, 0.0) for s in sets]), torch.cat([pad(s.mask, False) for s in sets]),
+                   torch.cat([pad(s.token_labels, IGNORE_INDEX) for s in sets]),
+                   torch.cat([s.labels for s in sets]), np.concatenate([s.onsets for s in sets]),
+                   np.concatenate([s.lengths for s in sets]))
+
 
 def collate(samples: list[Encoded]):
     """Right-padded ``input_ids``, ``attention_mask``, ``token_labels``, ``response_mask`` and ``labels``."""
