@@ -18,6 +18,21 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 REQUIRE_ALL = "NEURIPS25_REQUIRE_ALL"
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """torch at one intra-op thread for a test module, restored after it. A folder whose tests train or generate
+    requests it from a module-scoped autouse fixture of its conftest: on a loaded 2-core machine torch's default of
+    one thread per core spins against the other jobs (eareranker's folder ran past a 300 s timeout that way).
+    Module scope, so that module-scoped fixtures (a fitted model) are built at the thread count of their tests."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
 _SKIPS: list[tuple[str, str]] = []  # (test id, reason)
 
 

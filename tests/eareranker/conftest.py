@@ -1,14 +1,9 @@
-"""One torch thread for this folder's tests (restored after each): on a loaded 2-core machine torch's default
-of one thread per core spins against the other jobs (the folder ran past a 300 s timeout that way; 34 s of CPU
-at 1 thread)."""
+"""One torch thread for this folder's tests (the shared ``one_torch_thread`` fixture of tests/conftest.py; 34 s of
+CPU at 1 thread, past a 300 s timeout with the default threads on a loaded machine)."""
 
 import pytest
-import torch
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread(one_torch_thread):
     yield
-    torch.set_num_threads(before)

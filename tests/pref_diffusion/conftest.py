@@ -1,12 +1,9 @@
-"""One torch thread for this folder's tests: on a shared 2-core machine extra threads only spin."""
+"""One torch thread for this folder's tests (the shared ``one_torch_thread`` fixture of tests/conftest.py): on a
+shared 2-core machine extra threads only spin."""
 
 import pytest
-import torch
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
+def _one_torch_thread(one_torch_thread):
     yield
-    torch.set_num_threads(old)
