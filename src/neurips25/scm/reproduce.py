@@ -447,8 +447,7 @@ def live_claim(cfg: dict, seed: int, backbone, tokenizer, tr: HiddenSet, va: Hid
     train_heads(mon, tr5, steps=cfg["steps"], seed=seed)
     mons["c5"] = mon.eval()
     policy, val_f1 = select_k(score_hidden(mon, va5)[0], va5.labels.numpy(), KS, TAUS)
-    own_val_f1 = f1_scores(own_va.labels.numpy(), np.array(
-        [int(np.sum(p >= policy.threshold) >= policy.k) for p in score_hidden(mon, own_va)[0]]))["macro_f1"]
+    own_val_f1 = partial_detection_report(score_hidden(mon, own_va)[0], own_va.labels.numpy(), policy)["macro_f1"]
 
     n = cfg["live_prompts"]
     held_out = [b_ for b_, _ in harmbench_behaviors("val")][:n]
