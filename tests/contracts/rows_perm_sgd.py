@@ -115,3 +115,97 @@ def _ddp(tmp_path):
         a, b = res[0]["served"][ep].tolist(), res[1]["served"][ep].tolist()
         assert not set(a) & set(b) and sorted(a + b) == list(range(N))
     assert np.array_equal(res[0]["w"], res[1]["w"])
+
+
+# ---------------------------------------------------------------- half-precision gradients (issue #59)
+
+def _balancers():
+    from neurips25 import perm_sgd
+
+    return {"GraB": lambda: perm_sgd.GraB(N, seed=0), "PairGraB": lambda: perm_sgd.PairGraB(N, seed=0),
+            "CDGraB": lambda: perm_sgd.CDGraB(N, num_replicas=1, rank=0, seed=0)}
+
+
+def _half_observe(dtype):
+    def check(tmp_path):
+        g = torch.randn(3, N, 5, generator=torch.Generator().manual_seed(0)).to(dtype)
+        for name, make in _balancers().items():
+            half, ref = make(), make()
+            for ep in range(3):
+                o, o_ref = half.next_epoch(), ref.next_epoch()
+                assert np.array_equal(o, o_ref), f"{name}: epoch {ep} order differs from float32's"
+                if ep == 1:  # blocks: observe_many
+                    half.observe_many(o[:5], g[ep, o[:5]])
+                    half.observe_many(o[5:], g[ep, o[5:]])
+                    ref.observe_many(o, g[ep, o].float())
+                else:
+                    for i in o:
+                        half.observe(int(i), g[ep, i])
+                        ref.observe(int(i), g[ep, i].float())  # the same values, exactly, in float32
+            assert np.array_equal(half.next_epoch(), ref.next_epoch()), name
+            assert not np.array_equal(ref.order, np.arange(N)), f"{name}: the walk did not reorder"
+
+    return check
+
+
+for _dt in ("bfloat16", "float16"):
+    row(C, "torch", f"GraB / PairGraB / CDGraB observe and observe_many with {_dt} gradients: the orders of the "
+        "same values in float32 (balanced in float32 or wider)")(_half_observe(getattr(torch, _dt)))
+
+
+def _tiny(dtype):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1)).to(dtype)
+
+
+def _half_balancer(dtype):
+    def check(tmp_path):
+        from neurips25.perm_sgd import GradientBalancer, PermutationSampler
+
+        X = torch.randn(N, 3, generator=torch.Generator().manual_seed(1)).to(dtype)
+        Y = torch.randn(N, 1, generator=torch.Generator().manual_seed(2)).to(dtype)
+        for name, make in _balancers().items():
+            # step(): the model's .grad of one example, checked against a twin fed the same grads in float32
+            model, policy, twin = _tiny(dtype), make(), make()
+            sampler, gb = PermutationSampler(policy, dataset=range(N)), GradientBalancer(policy, model)
+            for _ in range(2):
+                sampler.set_epoch(_)
+                twin.next_epoch()
+                for i in sampler:
+                    model.zero_grad()
+                    model(X[i:i + 1]).pow(2).mean().backward()
+                    flat = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+                    gb.step()
+                    twin.observe(int(i), flat.float())
+                    assert model[0].weight.grad.dtype == dtype
+            assert np.array_equal(policy.next_epoch(), twin.next_epoch()), f"{name}.step"
+            # backward(): per-example gradients (factored, materialised, and vmap for a LayerNorm model)
+            for factored, norm in ((True, False), (False, False), (True, True)):
+                model = _tiny(dtype)
+                if norm:
+                    model.insert(1, torch.nn.LayerNorm(4).to(dtype))
+                policy = make()
+                gb = GradientBalancer(policy, model, factored=factored)
+                for _ in range(2):
+                    o = policy.next_epoch()
+                    for b in range(0, N, 4):
+                        model.zero_grad()
+                        loss = gb.backward(torch.nn.functional.mse_loss, X[o[b:b + 4]], Y[o[b:b + 4]],
+                                           indices=o[b:b + 4])
+                        assert loss.dtype == dtype and model[0].weight.grad.dtype == dtype
+                        ref = _tiny(dtype) if not norm else None
+                        if ref is not None:  # .grad is the ordinary batch gradient
+                            ref.load_state_dict(model.state_dict())
+                            torch.nn.functional.mse_loss(ref(X[o[b:b + 4]]), Y[o[b:b + 4]]).backward()
+                            torch.testing.assert_close(model[0].weight.grad.float(), ref[0].weight.grad.float(),
+                                                       atol=2e-2, rtol=2e-2)
+                nxt = policy.next_epoch()
+                assert sorted(nxt.tolist()) == list(range(N)), f"{name}.backward: not a permutation"
+
+    return check
+
+
+for _dt in ("bfloat16", "float16"):
+    row(C, "torch", f"GradientBalancer step / backward (factored, materialised, vmap) with a tiny {_dt} model "
+        "and GraB / PairGraB / CDGraB: runs; step's orders equal float32's of the same .grad; .grad keeps "
+        "the model's dtype")(_half_balancer(getattr(torch, _dt)))

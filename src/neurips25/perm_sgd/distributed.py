@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from neurips25.perm_sgd.orderings import PairGraB, _is_torch
+from neurips25.perm_sgd.orderings import PairGraB, _host, _is_torch
 
 __all__ = ["CDGraB"]
 
@@ -92,7 +92,7 @@ class CDGraB(PairGraB):
     def observe_step(self, indices: Any, grads: Any) -> None:
         """All-gather this step's per-example gradients ``grads`` (B, d) and balance (a collective)."""
         if self.num_replicas == 1:
-            self.observe_all(indices, np.asarray(grads.detach().cpu() if _is_torch(grads) else grads)[None])
+            self.observe_all(indices, np.asarray(_host(grads) if _is_torch(grads) else grads)[None])
             return
         import torch
         import torch.distributed as dist
@@ -115,7 +115,7 @@ class CDGraB(PairGraB):
         """The coordinated walk on gathered gradients ``all_grads`` of shape (R, B, d); ``indices``
         are this rank's B units (must follow its order)."""
         name = "CDGraB.observe_all"
-        G = np.asarray(all_grads.detach().cpu() if _is_torch(all_grads) else all_grads, dtype=np.float64)
+        G = np.asarray(_host(all_grads) if _is_torch(all_grads) else all_grads, dtype=np.float64)
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
         B = idx.shape[0]
         if G.ndim < 2 or G.shape[0] != self.num_replicas or G.shape[1] != B:

@@ -27,6 +27,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from neurips25.perm_sgd.orderings import _host
+
 __all__ = ["FactoredGrads"]
 
 
@@ -270,7 +272,7 @@ class FactorWindow:
         elif F._numpy:
             np.concatenate(self._parts(F, False), axis=1, out=src)
         else:
-            parts = [t.detach().cpu().numpy() if torch.is_tensor(t) else t for t in self._parts(F, False)]
+            parts = [_host(t) if torch.is_tensor(t) else t for t in self._parts(F, False)]  # bf16 via float32
             np.concatenate(parts, axis=1, out=src)
         flat = src.reshape(-1)  # rows of the C-contiguous buffer: a view
         zeros = self._zeros.get((flat.size, flat.dtype))

@@ -21,7 +21,9 @@ dependent (stale grads)   :class:`GraB`, :class:`PairGraB`                      
 Gradients may be numpy arrays or torch tensors (any shape; they are flattened). The balancing state of
 :class:`GraB` / :class:`PairGraB` is numpy float64 for host gradients (numpy arrays, CPU tensors viewed
 without a copy) and a torch tensor on the gradient's device for accelerator tensors, so a CUDA
-training loop never copies gradients to the host.
+training loop never copies gradients to the host. Half-precision gradients (bfloat16, float16) are
+balanced in float32 or wider: on the host they are converted to float32 (exact) on arrival, on an
+accelerator the state is float32.
 """
 
 from __future__ import annotations
@@ -65,6 +67,24 @@ def _flatten(grad: Any, name: str) -> Any:
     return arr.reshape(-1)
 
 
+def _host(t: Any) -> np.ndarray:
+    """A CPU torch tensor as a numpy array (a view where numpy holds its dtype). Half-precision
+    tensors (bfloat16, which numpy cannot hold, and float16) come back as float32, an exact copy,
+    so the balancing walk never runs in half precision."""
+    t = t.detach()
+    if t.is_floating_point() and t.element_size() < 4:
+        t = t.float()
+    return t.cpu().numpy()
+
+
+def _state_dtype(dtype: Any) -> Any:
+    """The float dtype of an accelerator state for gradients of ``dtype``: float32 or wider."""
+    torch = sys.modules["torch"]
+    if not dtype.is_floating_point:
+        return torch.float32
+    return torch.float32 if dtype.itemsize < 4 else dtype
+
+
 def _size(grad: Any) -> int:
     return int(grad.numel()) if _is_torch(grad) else int(np.size(grad))
 
@@ -72,11 +92,10 @@ def _size(grad: Any) -> int:
 def _zeros_like(v: Any) -> Any:
     """A float zero vector for the balancing state: numpy float64 for host data (numpy arrays and CPU
     tensors, whose ``.numpy()`` views cost nothing and whose small ops dispatch faster), torch on
-    the tensor's device and float dtype for accelerator tensors."""
+    the tensor's device for accelerator tensors, in its float dtype (float32 for half precision)."""
     if _is_torch(v) and v.device.type != "cpu":
         torch = sys.modules["torch"]
-        dtype = v.dtype if v.dtype.is_floating_point else torch.float32
-        return torch.zeros(v.shape, dtype=dtype, device=v.device)
+        return torch.zeros(v.shape, dtype=_state_dtype(v.dtype), device=v.device)
     return np.zeros(v.shape, dtype=np.float64)
 
 
@@ -86,7 +105,7 @@ def _like(v: Any, ref: Any) -> Any:
         torch = sys.modules["torch"]
         return torch.as_tensor(v, dtype=ref.dtype, device=ref.device)
     if _is_torch(v):
-        return v.cpu().numpy()
+        return _host(v)
     return v
 
 

@@ -324,7 +324,10 @@ class GradientBalancer:
     def _flat_grad(self) -> Any:
         p0 = self._named[0][1]
         if self._buf is None:
-            self._buf = torch.empty(self.dim, dtype=p0.dtype, device=p0.device)
+            # half-precision models (bfloat16, float16): the flat gradient in float32 (exact), which the
+            # host view needs (numpy has no bfloat16) and the balancing walk is run in
+            dtype = torch.float32 if p0.dtype.is_floating_point and p0.dtype.itemsize < 4 else p0.dtype
+            self._buf = torch.empty(self.dim, dtype=dtype, device=p0.device)
             # a zero-copy numpy view on the host: the policy's small vector ops dispatch faster there
             self._view = self._buf.numpy() if self._buf.device.type == "cpu" else self._buf
         grads = []
