@@ -25,13 +25,15 @@ Positions index the whole sequence. Under ``generate`` with a KV cache a call se
 the cached keys (a sliding-window layer keeps only the last keys): the absolute position of every row and
 column comes from the cache length read by a pre-hook on the first decoder layer. Query and key sets may be
 symbolic and grow with the sequence: :class:`From` (``From(p)``: every position ``>= p``) and
-:class:`Generated` (every position past the prompt, the prompt being the first forward inside the context),
+:class:`Generated` (every position past the prompt: the first forward of each ``generate`` call of ``model``, of
+each forward that starts an empty cache, else the first forward inside the context),
 combined with ``|`` (``From(p) | [3, 4]``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import numbers
 import sys
 
@@ -80,7 +82,12 @@ class From(PositionSet):
 
 
 class Generated(PositionSet):
-    """Every generated position: those past the prompt (the length of the first forward in the context)."""
+    """Every generated position: those past the prompt.
+
+    The prompt is reset by every ``generate`` call of the model given to :func:`attention_knockout` and by every
+    forward that starts an empty cache; without either (a hand-written loop with ``use_cache=False``) it is the
+    first forward inside the context.
+    """
 
     def mask(self, length, state):
         m = torch.zeros(1, length, dtype=torch.bool)
@@ -279,6 +286,11 @@ def cached_length(kwargs: dict, layer: int = 0) -> int | None:
     return None
 
 
+def _has_cache(kwargs: dict) -> bool:
+    """Whether the call carries a cache object (a fresh one has length 0), not merely ``past_key_values=None``."""
+    return any(hasattr(v, "get_seq_length") for v in kwargs.values())
+
+
 @contextlib.contextmanager
 def attention_knockout(model: nn.Module, queries, keys, layers="all", mode: str = "mask_pre_softmax",
                        backend: str = "auto"):
@@ -332,14 +344,25 @@ def attention_knockout(model: nn.Module, queries, keys, layers="all", mode: str 
         past = cached_length(kwargs, 0)  # layer 0 has not cached this call yet
         if isinstance(h, torch.Tensor) and h.ndim >= 2 and past is not None:
             state.end = past + h.shape[1]
-            if state.prompt is None:
+            # a forward that starts an empty cache starts a new sequence: it is that sequence's prompt
+            if state.prompt is None or (past == 0 and _has_cache(kwargs)):
                 state.prompt = state.end
+
+    own_generate = vars(model).get("generate")
+    bound = getattr(model, "generate", None)
+
+    @functools.wraps(bound)
+    def generate(*args, **kwargs):  # every generate call has its own prompt (also with use_cache=False)
+        state.prompt = None
+        return bound(*args, **kwargs)
 
     saved_configs, saved_funcs = [], []
     hook = blocks[0].register_forward_pre_hook(track, with_kwargs=True)
     for i in idx:
         _ACTIVE.setdefault(id(attns[i]), []).append((queries, keys, mode, state))
     try:
+        if callable(bound):
+            model.generate = generate
         if backend == "interface":
             name = register_knockout_attention()
             seen = {}
@@ -364,6 +387,10 @@ def attention_knockout(model: nn.Module, queries, keys, layers="all", mode: str 
         yield
     finally:
         hook.remove()
+        if own_generate is not None:
+            model.generate = own_generate
+        else:
+            vars(model).pop("generate", None)
         for cfg, impl in reversed(saved_configs):
             cfg._attn_implementation = impl
         for mname, mod, fn in reversed(saved_funcs):

@@ -77,17 +77,26 @@ class ResidualRecorder:
         for v in self._store.values():
             v.clear()
 
+    def _joined(self, layer: int) -> torch.Tensor:
+        passes = self._store[layer]
+        lengths = [p.shape[1] for p in passes]
+        if len(set(lengths)) > 1:
+            raise ValueError(f"the recorder holds passes of different sequence lengths {lengths}, which cannot be "
+                             "stacked along the batch (generate records one pass per step); record the finished "
+                             "sequence with one forward, e.g. model(generated_ids), or call clear() between passes")
+        return torch.cat(passes, dim=0)
+
     @property
     def residuals(self) -> torch.Tensor:
         if not any(self._store.values()):
             raise RuntimeError("nothing recorded yet: run a forward pass inside the recorder's context")
-        return torch.stack([torch.cat(self._store[i], dim=0) for i in self.layers])
+        return torch.stack([self._joined(i) for i in self.layers])
 
     def at(self, layer: int, position: int) -> torch.Tensor:
         """Residual of recorded ``layer`` at ``position``: (batch_total, d)."""
         if layer not in self.layers:
             raise ValueError(f"layer {layer} was not recorded; recorded layers are {self.layers}")
-        r = torch.cat(self._store[layer], dim=0)
+        r = self._joined(layer)
         if not 0 <= position < r.shape[1]:
             raise ValueError(f"position {position} is outside the recorded sequence of length {r.shape[1]}")
         return r[:, position]
