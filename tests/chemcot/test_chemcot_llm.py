@@ -57,3 +57,56 @@ def test_lora_finetune_lowers_the_loss(tiny):
     tuned = lora_finetune(copy.deepcopy(model), tok, [("abc", "{\"output\": \"ccc\"}")] * 4, steps=25, batch_size=2,
                           lr=1e-2, r=4, seed=0)
     assert tuned.train_losses[-1] < 0.9 * tuned.train_losses[0]  # a frozen random base learns slowly
+
+
+def test_a_seeded_sampled_request_gets_the_same_reply_alone_or_batched(tiny):
+    """issue #59: the seed was applied once per micro-batch, so a seeded reply changed whenever it shared one."""
+    import openai
+
+    from neurips25.chemcot import TransformersResponder, serve
+
+    model, tok = tiny
+    responder = TransformersResponder(model, tok, max_batch=8, wait_s=0.3, default_max_tokens=8)
+    url, stop = serve(responder, model_name="tiny")
+    try:
+        client = openai.OpenAI(base_url=url, api_key="unused", max_retries=0, timeout=60)
+
+        def ask(p, seed=7):
+            r = client.chat.completions.create(model="tiny", messages=[{"role": "user", "content": p}],
+                                               temperature=1.0, seed=seed, max_tokens=8)
+            return r.choices[0].message.content
+
+        prompts = ["abc", "hello", "x", "count 3", "zz", "ring", "add oh", "q"]
+        alone = [ask(p) for p in prompts]
+        with ThreadPoolExecutor(8) as pool:
+            batched = list(pool.map(ask, prompts))
+        other_seed = ask("abc", seed=8)
+    finally:
+        stop()
+    assert max(responder.batches) > 1  # the concurrent requests did share a generate call
+    assert batched == alone
+    assert other_seed != alone[0]  # sampled: the seed matters
+
+
+def test_a_prompt_longer_than_the_context_is_a_400_before_decoding(tiny):
+    """issue #59: an over-long prompt was decoded for minutes and answered 200; now 400 context_length_exceeded."""
+    import openai
+
+    from neurips25.chemcot import TransformersResponder, serve
+
+    model, tok = tiny  # max_position_embeddings = 256
+    responder = TransformersResponder(model, tok, default_max_tokens=8)
+    url, stop = serve(responder, model_name="tiny")
+    try:
+        client = openai.OpenAI(base_url=url, api_key="unused", max_retries=0, timeout=60)
+        with pytest.raises(openai.BadRequestError, match="maximum context length is 256") as err:
+            client.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "a" * 300}])
+        assert err.value.body["code"] == "context_length_exceeded" and err.value.body["param"] == "messages"
+        with pytest.raises(openai.BadRequestError, match="250 in the messages, 10 in the completion"):
+            client.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "a" * 249}],
+                                           max_tokens=10)
+        r = client.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "a" * 249}])
+        assert r.usage.completion_tokens <= 6  # no explicit budget: cut where the context ends
+    finally:
+        stop()
+    assert responder.batches == [1]  # the refused requests never reached generate

@@ -290,6 +290,8 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(srv.hang_s)
         try:
             choices = [_complete(srv, p, i) for i in range(p["n"])]
+        except RequestError as err:  # the responder refused the request (e.g. longer than the model's context)
+            return self._error(err)
         except Exception as err:  # noqa: BLE001 - a responder failure is the client's 500, not a dead server
             return self._error(RequestError(f"{type(err).__name__}: {err}", status=500, kind="server_error"))
         usage = {"prompt_tokens": choices[0]["prompt_tokens"],
@@ -401,13 +403,28 @@ class TransformersResponder:
     default_max_tokens : int
         Used when a request gives no ``max_tokens``.
     seed : int
-        Seeds sampling when ``temperature > 0``.
+        Seeds sampling when ``temperature > 0`` and a request gives no ``seed``.
+    context_length : int, optional
+        Tokens the model attends to (default: ``model.config.max_position_embeddings``). A request whose prompt
+        (plus an explicit ``max_tokens``) does not fit is refused with a 400 ``context_length_exceeded`` before
+        any decoding; without an explicit budget the reply is cut where the context ends.
+
+    Sampling is per request: each row of a micro-batch draws its tokens from its own ``torch.Generator`` seeded
+    with the request's ``seed``, so a seeded request returns the same reply alone or batched with others (up to
+    the left padding's float rounding, as for greedy replies), and requests with different temperatures,
+    ``top_p`` or seeds share one ``generate`` call.
     """
 
     def __init__(self, model, tokenizer, max_batch: int = 4, wait_s: float = 0.05, min_new_tokens: int = 1,
-                 default_max_tokens: int = 128, seed: int = 0):
-        if max_batch < 1:
-            raise ValueError(f"`max_batch` must be >= 1; got {max_batch!r}")
+                 default_max_tokens: int = 128, seed: int = 0, context_length: int | None = None):
+        if isinstance(max_batch, bool) or not isinstance(max_batch, numbers.Integral) or max_batch < 1:
+            raise ValueError(f"`max_batch` must be an integer >= 1; got {max_batch!r}")
+        if context_length is None:
+            context_length = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+        if context_length is not None and (isinstance(context_length, bool)
+                                           or not isinstance(context_length, numbers.Integral) or context_length < 2):
+            raise ValueError(f"`context_length` must be an integer >= 2 or None; got {context_length!r}")
+        self.context_length = None if context_length is None else int(context_length)
         self.model, self.tok = model, tokenizer
         self.max_batch, self.wait_s = int(max_batch), float(wait_s)
         self.min_new_tokens, self.default_max_tokens, self.seed = int(min_new_tokens), int(default_max_tokens), seed
@@ -425,14 +442,32 @@ class TransformersResponder:
     def chat(self, messages, temperature: float = 0.0, max_tokens: int | None = None, seed: int | None = None,
              top_p: float = 1.0, **_) -> dict:
         """The reply with its token counts: ``text``, ``prompt_tokens``, ``completion_tokens``, ``finish_reason``."""
-        slot = {"messages": messages, "temperature": float(temperature or 0.0),
-                "max_tokens": int(max_tokens or self.default_max_tokens), "top_p": float(top_p or 1.0),
-                "seed": self.seed if seed is None else int(seed), "done": threading.Event()}
+        budget = int(max_tokens or self.default_max_tokens)
+        if self.context_length is not None:
+            n_prompt = len(self._encode_prompt(messages))
+            ctx = self.context_length
+            if n_prompt >= ctx:
+                raise RequestError(f"This model's maximum context length is {ctx} tokens; the messages take "
+                                   f"{n_prompt} tokens. Shorten the messages.", "messages",
+                                   code="context_length_exceeded")
+            if max_tokens is not None and n_prompt + budget > ctx:
+                raise RequestError(f"This model's maximum context length is {ctx} tokens; you requested "
+                                   f"{n_prompt + budget} tokens ({n_prompt} in the messages, {budget} in the "
+                                   "completion). Shorten the messages or lower max_tokens.", "max_tokens",
+                                   code="context_length_exceeded")
+            budget = min(budget, ctx - n_prompt)
+        slot = {"messages": messages, "temperature": float(temperature or 0.0), "max_tokens": budget,
+                "top_p": float(top_p or 1.0), "seed": self.seed if seed is None else int(seed),
+                "done": threading.Event()}
         self._q.put(slot)
         slot["done"].wait()
         if "error" in slot:
             raise RuntimeError(slot["error"])
         return slot["result"]
+
+    def _encode_prompt(self, messages) -> list[int]:
+        text = self.tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return self.tok(text).input_ids
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` under the model's tokenizer."""
@@ -460,41 +495,50 @@ class TransformersResponder:
                     self._stop.set()
                     break
                 batch.append(nxt)
-            # one sampling setting per generate call: split the batch by (temperature, top_p, seed)
-            keys = sorted({(s["temperature"], s["top_p"], s["seed"] if s["temperature"] > 0 else 0) for s in batch})
-            for key in keys:
-                group = [s for s in batch if (s["temperature"], s["top_p"],
-                                              s["seed"] if s["temperature"] > 0 else 0) == key]
-                try:
-                    results = self.generate([s["messages"] for s in group], key[0], [s["max_tokens"] for s in group],
-                                            top_p=key[1], seed=key[2], with_counts=True)
-                    for s, r in zip(group, results):
-                        s["result"] = r
-                except Exception as err:  # noqa: BLE001 - reported to each waiting request
-                    for s in group:
-                        s["error"] = f"{type(err).__name__}: {err}"
-                for s in group:
-                    s["done"].set()
+            # one generate call for the whole micro-batch: each row samples with its own settings and generator
+            try:
+                results = self.generate([s["messages"] for s in batch], [s["temperature"] for s in batch],
+                                        [s["max_tokens"] for s in batch], top_p=[s["top_p"] for s in batch],
+                                        seed=[s["seed"] for s in batch], with_counts=True)
+                for s, r in zip(batch, results):
+                    s["result"] = r
+            except Exception as err:  # noqa: BLE001 - reported to each waiting request
+                for s in batch:
+                    s["error"] = f"{type(err).__name__}: {err}"
+            for s in batch:
+                s["done"].set()
 
-    def generate(self, conversations: list, temperature: float, max_tokens: list[int], top_p: float = 1.0,
-                 seed: int | None = None, with_counts: bool = False) -> list:
+    def generate(self, conversations: list, temperature, max_tokens: list[int], top_p=1.0,
+                 seed=None, with_counts: bool = False) -> list:
         """Decode a batch of conversations (left padding); each reply cut at its own ``max_tokens``.
 
-        Returns the texts, or with ``with_counts`` dicts with the text and its token counts.
+        ``temperature``, ``top_p`` and ``seed`` are one value for every row or a list with one per row. A row with
+        ``temperature > 0`` samples from its own ``torch.Generator`` seeded with its seed (``self.seed`` when
+        None), so its reply does not depend on the other rows of the batch. Returns the texts, or with
+        ``with_counts`` dicts with the text and its token counts.
         """
         import torch
 
-        self.batches.append(len(conversations))
+        n = len(conversations)
+
+        def per_row(v, name):
+            v = list(v) if isinstance(v, (list, tuple)) else [v] * n
+            if len(v) != n:
+                raise ValueError(f"`{name}` must be one value or one per conversation ({n}); got {len(v)}")
+            return v
+
+        temps, tops = [float(t or 0.0) for t in per_row(temperature, "temperature")], per_row(top_p, "top_p")
+        seeds = [self.seed if sd is None else int(sd) for sd in per_row(seed, "seed")]
+        self.batches.append(n)
         prompts = [self.tok.apply_chat_template(c, tokenize=False, add_generation_prompt=True) for c in conversations]
         self.tok.padding_side = "left"
         enc = self.tok(prompts, return_tensors="pt", padding=True)
         kw = dict(max_new_tokens=max(max_tokens), min_new_tokens=min(self.min_new_tokens, min(max_tokens)),
-                  pad_token_id=self.tok.pad_token_id)
-        if temperature > 0:
-            torch.manual_seed(self.seed if seed is None else seed)
-            kw.update(do_sample=True, temperature=temperature, top_p=top_p)
-        else:
-            kw.update(do_sample=False)
+                  pad_token_id=self.tok.pad_token_id, do_sample=False)
+        if any(t > 0 for t in temps):
+            from transformers import LogitsProcessorList
+
+            kw["logits_processor"] = LogitsProcessorList([_RowSampler(temps, tops, seeds, enc["input_ids"].device)])
         with torch.no_grad():
             out = self.model.generate(**enc, **kw)
         new = out[:, enc["input_ids"].shape[1]:]
@@ -509,6 +553,40 @@ class TransformersResponder:
             results.append({"text": text, "prompt_tokens": int(att.sum()), "completion_tokens": len(ids),
                             "finish_reason": finish})
         return results if with_counts else [r["text"] for r in results]
+
+
+class _RowSampler:
+    """A logits processor that samples each row's next token with the row's own temperature, top-p and generator.
+
+    It runs last (after min-length and the like) under greedy ``generate``: a sampled row's scores become 0 at
+    the drawn token and -inf elsewhere, so the argmax is the draw; a row at temperature 0 is left as it is.
+    """
+
+    def __init__(self, temperatures, top_ps, seeds, device):
+        import torch
+
+        self.temps, self.top_ps = list(temperatures), [float(p) for p in top_ps]
+        self.gens = [torch.Generator(device=device).manual_seed(int(sd)) if t > 0 else None
+                     for t, sd in zip(self.temps, seeds)]
+
+    def __call__(self, input_ids, scores):
+        import torch
+
+        scores = scores.clone()
+        for i, (t, p, g) in enumerate(zip(self.temps, self.top_ps, self.gens)):
+            if g is None:
+                continue
+            probs = torch.softmax(scores[i].float() / t, dim=-1)
+            if p < 1.0:  # nucleus: the smallest set of most likely tokens whose mass reaches p
+                sp, si = torch.sort(probs, descending=True)
+                drop = (torch.cumsum(sp, 0) - sp) >= p
+                probs[si[drop]] = 0.0
+                probs = probs / probs.sum()
+            tok = torch.multinomial(probs, 1, generator=g)
+            row = torch.full_like(scores[i], float("-inf"))
+            row[tok] = 0.0
+            scores[i] = row
+        return scores
 
 
 def load_causal_lm(model: str):
