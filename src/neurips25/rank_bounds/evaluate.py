@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -21,7 +23,7 @@ from neurips25.rank_bounds.bounds import (
     path_norm_bound,
     schatten_rank_bound,
 )
-from neurips25.rank_bounds.layers import LayerInfo, extract_layers
+from neurips25.rank_bounds.layers import LayerInfo, UnsupportedModelError, extract_layers
 
 torch = require("torch", "torch")
 
@@ -105,13 +107,26 @@ def path_norm(layers: list[LayerInfo], p: int = 2) -> float:
     One forward pass of ``|W|^p`` and ``|b|^p`` on an all-ones input, summed over the outputs, then the
     p-th root (Jiang et al. 2020 for p = 2). Pass-through modules recorded after each layer (pooling, flatten)
     are applied too; elementwise activations are the identity on the non-negative values that flow here.
+
+    Raises :class:`UnsupportedModelError` (a ``ValueError``) naming the first layer whose input is not what the
+    layers before it produce: layers that do not compose as a chain (what ``extract_layers(..., strict=False)``
+    returns for attention, a mean over tokens, or a Linear applied per token) have no path norm here.
     """
     if p not in (1, 2):
         raise ValueError(f"`p` must be 1 or 2, got {p!r}")
     x = torch.ones((1,) + tuple(layers[0].in_shape), dtype=torch.float64)
     F = torch.nn.functional
     with torch.no_grad():
-        for layer in layers:
+        for i, layer in enumerate(layers):
+            need = layer.W.shape[1] if layer.kind == "linear" else int(np.prod(layer.in_shape))
+            if x.numel() != need or (layer.kind == "linear" and len(layer.in_shape) != 1):
+                came = "the input" if i == 0 else f"layer {layers[i - 1].name!r} and what follows it"
+                raise UnsupportedModelError(
+                    f"`layers` do not compose as a chain: layer {layer.name!r} takes {need} inputs per sample "
+                    f"(per-sample input shape {tuple(layer.in_shape)}), {came} give {x.numel()}: "
+                    "operations between the layers (attention, a reduction over tokens, a per-token Linear) "
+                    "are not layers of the chain, so its path norm is not computable"
+                )
             W = torch.from_numpy(np.abs(layer.W) ** p)
             b = None if layer.bias is None else torch.from_numpy(np.abs(layer.bias) ** p)
             if layer.kind == "linear":
@@ -216,7 +231,11 @@ class GeneralizationReport:
     p_grid : sequence of float in (0, 2)
         Grid for the best-over-p Schatten bound.
     strict : bool, default True
-        Passed to :func:`extract_layers`.
+        Passed to :func:`extract_layers`. With ``False`` a model that is not a chain of layers (a residual
+        connection, attention, a mean over tokens) is bounded through the layers that were extracted, as that
+        function warns; a bound those layers cannot give (the path norms, when the layers do not compose as a
+        chain) is returned with value NaN and the reason in ``terms["not_computable"]`` and
+        ``summary["not_computable"]``, with a warning naming it.
 
     Examples
     --------
@@ -344,6 +363,13 @@ class GeneralizationReport:
         # H: most units in a hidden layer (the constant unit counted when biases are folded in)
         H = max([s.out_dim for s in spectra[:-1]] or [1])
         x_inf = max(float(self.X.abs().max()), 1.0 if spectra[0].in_dim > layers[0].in_dim else 1e-12)
+        def _path(order, **kw):
+            try:
+                phi = path_norm(layers, order)
+            except UnsupportedModelError as err:
+                return str(err)
+            return path_norm_bound(phi, len(layers), data, d, **kw)
+
         makers = {
             "schatten": lambda: schatten_rank_bound(spectra, data, "best", self.p_grid, d),
             "exact_rank": lambda: exact_rank_dudley_bound(spectra, data, d),
@@ -353,12 +379,22 @@ class GeneralizationReport:
             "bartlett_spectral": lambda: bartlett_spectral_bound(spectra, data, d),
             "neyshabur_pacbayes": lambda: neyshabur_pacbayes_bound(spectra, data, d),
             "golowich_frobenius": lambda: golowich_frobenius_bound(spectra, data, d),
-            "path_norm": lambda: path_norm_bound(path_norm(layers, 2), len(layers), data, d, width=H),
-            "path_norm_l1": lambda: path_norm_bound(
-                path_norm(layers, 1), len(layers), data, d, p=1, input_dim=spectra[0].in_dim, x_inf=x_inf
-            ),
+            "path_norm": lambda: _path(2, width=H),
+            "path_norm_l1": lambda: _path(1, p=1, input_dim=spectra[0].in_dim, x_inf=x_inf),
         }
-        self.results = {name: makers[name]() for name in names}
+        self.results, not_computable = {}, {}
+        for name in names:
+            r = makers[name]()
+            if isinstance(r, str):  # strict=False on layers that do not compose: NaN with the reason
+                not_computable[name] = r
+                r = BoundResult(name, math.nan, math.nan, {"not_computable": r})
+            self.results[name] = r
+        if not_computable:
+            warnings.warn(
+                f"GeneralizationReport.compute: {sorted(not_computable)} not computable (value NaN): "
+                + next(iter(not_computable.values())),
+                stacklevel=2,
+            )
         self.summary = {
             "n": data.n,
             "gamma": data.gamma,
@@ -366,6 +402,7 @@ class GeneralizationReport:
             "empirical_risk": data.empirical_risk,
             "train_error": float(np.mean(m <= 0)),
             "n_layers": len(layers),
+            "not_computable": not_computable,
             "layers": [
                 {
                     "name": l.name,
@@ -393,9 +430,12 @@ class GeneralizationReport:
             "| bound | log10 value | value |",
             "|---|---|---|",
         ]
-        for name, r in sorted(self.results.items(), key=lambda kv: kv[1].log10_value):
+        done = {k: r for k, r in self.results.items() if not math.isnan(r.value)}
+        for name, r in sorted(done.items(), key=lambda kv: kv[1].log10_value):
             extra = f" (p = {r.terms['p']:g})" if "p" in r.terms else ""
             lines.append(f"| {name}{extra} | {r.log10_value:.3f} | {r.value:.4g} |")
+        for name in sorted(set(self.results) - set(done)):
+            lines.append(f"| {name} | not computable | {self.results[name].terms['not_computable']} |")
         return "\n".join(lines) + "\n"
 
     def __repr__(self) -> str:
