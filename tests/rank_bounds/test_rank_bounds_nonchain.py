@@ -45,7 +45,8 @@ class _TokenMean(nn.Module):  # a per-token layer, then a mean over tokens
         return self.out(F.relu(self.emb(x)).mean(1))
 
 
-CASES = {"skip": (_Skip, (6,), True), "attention": (_Attention, (4, 6), False), "token_mean": (_TokenMean, (4, 6), False)}
+CASES = {"skip": (_Skip, (6,), True), "attention": (_Attention, (4, 6), False),
+         "token_mean": (_TokenMean, (4, 6), False)}
 
 
 @pytest.mark.parametrize("case", list(CASES))
