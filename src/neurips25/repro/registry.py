@@ -171,3 +171,24 @@ def get_runner(slug: str) -> Runner:
     if slug not in _RUNNERS:
         raise RuntimeError(f"{METHODS[slug].reproduce_module} did not register a runner for {slug!r}")
     return _RUNNERS[slug]
+
+
+def declared_claims(slug: str, scale: str = "quick") -> list:
+    """The claims a method declares, with their criteria and controls, without running anything.
+
+    Every built-in reproduction defines ``declare_claims(scale) -> list[Claim]`` at module level and its
+    ``run`` records exactly those claims (the runner checks it); ``neurips25 claims`` and the criteria ledger
+    read them here.
+    """
+    from neurips25.repro.scale import Scale
+
+    get_runner(slug)
+    module = importlib.import_module(METHODS[slug].reproduce_module)
+    declare = getattr(module, "declare_claims", None)
+    if declare is None:
+        raise RuntimeError(f"{METHODS[slug].reproduce_module} defines no declare_claims(scale)")
+    claims = list(declare(Scale.parse(scale)))
+    ids = [c.id for c in claims]
+    if len(set(ids)) != len(ids):
+        raise RuntimeError(f"{slug}: declare_claims returned duplicate ids {ids}")
+    return claims

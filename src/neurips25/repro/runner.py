@@ -66,6 +66,42 @@ from neurips25.repro.store import (
 from neurips25.repro.threads import current_threads, thread_cap
 
 
+def check_declared(slug: str, scale, outcome: Outcome) -> None:
+    """A built-in reproduction records exactly the claims its ``declare_claims(scale)`` declares, unchanged."""
+    from neurips25.repro.ledger import fingerprint
+    from neurips25.repro.registry import declared_claims
+
+    declared = {c.id: c for c in declared_claims(slug, str(scale))}
+    got = {c.id: c for c in outcome.claims}
+    if set(declared) != set(got):
+        raise RuntimeError(f"{slug}: run() recorded claims {sorted(got)} but declare_claims declares "
+                           f"{sorted(declared)}")
+    for cid, c in got.items():
+        a, b = fingerprint(c), fingerprint(declared[cid])
+        diff = [k for k in a if a[k] != b[k]]
+        if diff:
+            raise RuntimeError(f"{slug}/{cid}: the recorded claim differs from its declaration in {diff}")
+
+
+def with_ledger(slug: str, claim: dict) -> dict:
+    """A claim's dict with the ledger's word on its criterion (registered / changed at which commit)."""
+    from neurips25.repro import ledger
+
+    if slug not in METHODS or METHODS[slug].module is not None:
+        return claim
+    data = ledger.load()
+    cid = f"{slug}/{claim['id']}"
+    entry = data.get("claims", {}).get(cid)
+    out = dict(claim)
+    out["ledger"] = ledger.change_text(data, cid)
+    out["ledger_matches"] = None
+    if entry is not None:
+        cur = entry.get("current") or {}
+        out["ledger_matches"] = all(cur.get(k) == claim.get(k) for k in ("statement", "criterion", "key",
+                                                                          "threshold", "instance"))
+    return out
+
+
 def execute_unit(slug: str, scale: str, seed: int, context: str = "local", module: str | None = None,
                  cache_dir: str | None = None) -> dict:
     """Run one method at one seed in a temporary folder; return ``{"result": ..., "files": {path: bytes}}``.
@@ -114,6 +150,8 @@ def execute_unit(slug: str, scale: str, seed: int, context: str = "local", modul
                         returned = runner(scale=scale_, seed=seed, out=mdir, **kwargs)
                     outcome = returned if isinstance(returned, Outcome) else Outcome(list(returned))
                     validate_outcome(outcome, hand_verdicts_allowed=hand_verdicts_allowed(slug))
+                    if not hand_verdicts_allowed(slug):
+                        check_declared(slug, scale_, outcome)
             except Exception as err:  # a method's crash is recorded, the others still run
                 status = "error"
                 error = f"{type(err).__name__}: {err}"
@@ -137,7 +175,7 @@ def execute_unit(slug: str, scale: str, seed: int, context: str = "local", modul
         "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "threads": threads_in_force,
         "executor": context, "started_at": started_at,
         "finished_at": dt.datetime.now().isoformat(timespec="seconds"),
-        "claims": [c.to_dict() for c in outcome.claims], "metrics": jsonable(outcome.metrics),
+        "claims": [with_ledger(slug, c.to_dict()) for c in outcome.claims], "metrics": jsonable(outcome.metrics),
         "notes": outcome.notes, "figures": figures, "provenance": where,
     }
     return {"result": result, "files": files}
