@@ -108,3 +108,21 @@ def test_silent_wrong_answers_now_raise_or_score():
 def test_length_mismatch_is_an_error():
     with pytest.raises(ValueError, match="same length"):
         counting([1], [])
+
+
+def test_an_invalid_source_smiles_is_refused_by_name_not_scored_zero():
+    """issue #59: a mol_opt item whose source is not a molecule scored valid 0 / delta 0 silently."""
+    items = [_it("qed", "mol_opt", source="CCOc1ccccc1"), Item("bad-src", "mol_opt", "qed", "", None,
+                                                              {"source": "C1CC"})]
+    with pytest.raises(ValueError, match="item 'bad-src' \\(qed\\): meta\\['source'\\] is not a valid SMILES: 'C1CC'"):
+        optimization(["CCOc1ccccc1O", "CCO"], items)
+
+
+def test_a_count_reference_must_be_an_integer_and_is_never_truncated():
+    """issue #59: gt 2.7 was truncated to 2 (exact 1.0 for an answer of 2); gt "2.0" failed without naming the item."""
+    assert counting([2], [_it("fg_count", "mol_und", 2.0)])["exact"] == 1.0
+    assert counting([2], [_it("fg_count", "mol_und", "2.0")])["exact"] == 1.0
+    with pytest.raises(ValueError, match="item 'x' \\(fg_count\\): the reference must be an integer count; got 2.7"):
+        counting([2], [_it("fg_count", "mol_und", 2.7)])
+    with pytest.raises(ValueError, match="item 'x' \\(ring_count\\): the reference must be an integer count"):
+        counting([2], [_it("ring_count", "mol_und", "two")])

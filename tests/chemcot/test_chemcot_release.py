@@ -99,3 +99,15 @@ def test_release_shape_errors_name_the_record():
         item_from_record(opt)
     with pytest.raises(ValueError, match="gt must be one letter"):
         item_from_record(dict(RECORDS["reaction"][-1][0], gt="GH"))
+
+
+def test_release_records_with_an_invalid_source_or_a_fractional_count_are_refused_by_name():
+    """issue #59: an unparseable source molecule and a non-integer count reference loaded silently."""
+    opt = dict(RECORDS["mol_opt"][0][0], query="Optimize the Source Molecule: C1CC to raise its QED.",
+               meta={"source": "C1CC"})
+    with pytest.raises(ValueError, match="record 4 .*source molecule 'C1CC' is not a valid SMILES"):
+        item_from_record(opt, 4)
+    count = next(r for r, _ in RECORDS["mol_und"] if r["subtask"] == "fg_count")
+    assert item_from_record(dict(count, gt="2.0")).reference == 2
+    with pytest.raises(ValueError, match="record 5 .*gt must be an integer count; got 2.7"):
+        item_from_record(dict(count, gt=2.7), 5)

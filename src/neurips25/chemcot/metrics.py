@@ -4,7 +4,7 @@ Every function takes the parsed predictions (``None`` where nothing could be ext
 keeps failed answers in the denominator:
 
 - counting (``fg_count``, ``ring_count``): mean absolute error and exact-match rate; a missing answer
-  counts as a prediction of 0.
+  counts as a prediction of 0; a reference that is not an integer count raises, naming the item.
 - ``Murcko_scaffold``: 1 if the predicted scaffold equals the reference (canonical SMILES), otherwise the
   Tanimoto similarity of Morgan r=2 / 1024-bit fingerprints of the two scaffolds when they share a maximum
   common substructure, otherwise 0; averaged.
@@ -12,7 +12,8 @@ keeps failed answers in the denominator:
 - editing (``add``, ``delete``, ``sub``): pass iff the answer is a valid molecule whose SMARTS count of the
   added group rose by exactly 1 / of the removed group fell by exactly 1 (both, for ``sub``); counted with the
   official ``GROUP_TO_SMARTS`` by default (``smarts="neurips25"`` for ours, see :mod:`.ops`).
-- optimisation: delta = f(answer) - f(source), 0 for invalid answers; winsorised mean delta (clipped at the
+- optimisation: delta = f(answer) - f(source), 0 for invalid answers (an item whose source is not a valid
+  SMILES raises, naming it); winsorised mean delta (clipped at the
   interpolated 5th / 95th percentiles, ``np.clip(x, np.percentile(x, 5), np.percentile(x, 95))``, as the
   official ``eval_metric.py``), success rate (delta > 0), best rate (delta >= 0.5 for logp / solubility,
   >= 0.3 otherwise), scaffold consistency hard (same Murcko scaffold) and soft (scaffold similarity as
@@ -36,7 +37,7 @@ from rdkit.Chem.Scaffolds import MurckoScaffold
 
 from neurips25.chemcot.ops import SMARTS_SETS, OperationError, count_mol
 from neurips25.chemcot.oracles import get_oracle
-from neurips25.chemcot.tasks import OPT_ORACLE, Item
+from neurips25.chemcot.tasks import OPT_ORACLE, Item, integer_count
 
 BEST_THRESHOLD = {"logp": 0.5, "solubility": 0.5}
 _MORGAN_1024 = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=1024)
@@ -91,10 +92,17 @@ def counting(preds: Sequence, items: Sequence[Item]) -> dict:
     """MAE and exact-match rate of integer answers (missing answers count as 0)."""
     _check(preds, items)
     p = np.array([0 if v is None else int(v) for v in preds], dtype=float)
-    r = np.array([int(it.reference) for it in items], dtype=float)
+    r = np.array([_count_reference(it) for it in items], dtype=float)
     return {"n": len(items), "mae": float(np.mean(np.abs(p - r))) if len(r) else float("nan"),
             "exact": float(np.mean(p == r)) if len(r) else float("nan"),
             "answered": float(np.mean([v is not None for v in preds])) if len(r) else float("nan")}
+
+
+def _count_reference(item: Item) -> int:
+    try:
+        return integer_count(item.reference)
+    except ValueError as err:
+        raise ValueError(f"item {item.id!r} ({item.subtask}): the reference {err}") from err
 
 
 def scaffold(preds: Sequence, items: Sequence[Item]) -> dict:
@@ -204,6 +212,10 @@ def optimization(preds: Sequence, items: Sequence[Item], oracle=None) -> dict:
     sub = subs.pop()
     oracle = oracle or get_oracle(OPT_ORACLE[sub])
     best_t = BEST_THRESHOLD.get(sub, 0.3)
+    for it in items:  # an item whose source is not a molecule is invalid: refused by name, never a 0 delta
+        if _mol(_source(it)) is None:
+            raise ValueError(f"item {it.id!r} ({it.subtask}): meta['source'] is not a valid SMILES: "
+                             f"{it.meta['source']!r}; the item is invalid (fix or drop it), it cannot be scored")
     deltas, valid, hard, soft = [], [], [], []
     for p, it in zip(preds, items):
         src = _source(it)

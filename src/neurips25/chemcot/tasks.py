@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import numbers
 import os
 import re
 from pathlib import Path
@@ -279,6 +281,33 @@ def _reaction_reference(rec: dict, subtask: str, meta: dict, index: int):
     return gt
 
 
+def integer_count(v) -> int:
+    """A count reference as an int: an integer, or a number / string with an integer value (``2.0``, ``"2"``).
+
+    Raises ``ValueError`` ("must be an integer count; got ...") for anything else: a fractional count is never
+    truncated.
+    """
+    val = v
+    if isinstance(v, str):
+        try:
+            val = float(v.strip())
+        except ValueError:
+            val = None
+    if isinstance(val, bool) or not isinstance(val, numbers.Real) or not math.isfinite(val) or val != int(val):
+        raise ValueError(f"must be an integer count; got {v!r} (a count is not truncated)")
+    return int(val)
+
+
+def _is_molecule(smiles: str) -> bool:
+    from rdkit import Chem, RDLogger
+
+    RDLogger.DisableLog("rdApp.*")
+    try:
+        return Chem.MolFromSmiles(smiles.strip()) is not None
+    finally:
+        RDLogger.EnableLog("rdApp.*")
+
+
 def item_from_record(rec: dict, index: int = 0) -> Item:
     """An :class:`Item` from one record of the released JSON (or of :func:`save_items`).
 
@@ -286,7 +315,8 @@ def item_from_record(rec: dict, index: int = 0) -> Item:
     ------
     ValueError
         Naming the record: not an object; no string query / task / subtask; a mol_edit / mol_opt prompt whose
-        source molecule cannot be read; a reaction ``gt`` of the wrong shape (see :data:`RELEASE_FORMAT`).
+        source molecule is missing or not a valid SMILES; a count ``gt`` that is not an integer; a reaction ``gt``
+        of the wrong shape (see :data:`RELEASE_FORMAT`).
     """
     if not isinstance(rec, dict):
         raise ValueError(f"record {index} must be an object; got {type(rec).__name__}")
@@ -302,6 +332,10 @@ def item_from_record(rec: dict, index: int = 0) -> Item:
         if not isinstance(meta.get("source"), str) or not meta["source"]:
             raise ValueError(f"record {index} ({subtask}, id {rec.get('id')!r}): no source molecule in meta or in "
                              "the prompt ('Input Molecule: ...' / 'Source Molecule: ...'); it cannot be scored")
+        if not _is_molecule(meta["source"]):
+            raise ValueError(f"record {index} ({subtask}, id {rec.get('id')!r}): the source molecule "
+                             f"{meta['source']!r} is not a valid SMILES (RDKit cannot parse it); the item is invalid "
+                             "and cannot be scored")
     if task == "mol_edit":
         if subtask == "add":
             meta.setdefault("added_group", fields.get("add_group"))
@@ -315,8 +349,11 @@ def item_from_record(rec: dict, index: int = 0) -> Item:
         ref = None
     if subtask in ("fs", "retro", "nepp", "rcr", "mechsel"):
         ref = _reaction_reference(rec, subtask, meta, index)
-    elif subtask in ("fg_count", "ring_count") and isinstance(ref, str) and ref.strip().lstrip("-").isdigit():
-        ref = int(ref)
+    elif subtask in ("fg_count", "ring_count") and ref is not None:
+        try:
+            ref = integer_count(ref)
+        except ValueError as err:
+            raise ValueError(f"record {index} ({subtask}, id {rec.get('id')!r}): gt {err}") from err
     return Item(str(rec.get("id", index)), task, subtask, prompt, ref, meta)
 
 
