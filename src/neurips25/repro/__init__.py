@@ -26,12 +26,14 @@ from neurips25.repro.claims import (
     ClaimKind,
     Control,
     Criterion,
+    Figures,
     Outcome,
     Precondition,
     Verdict,
     decide,
     describe_claims,
     finite_figure,
+    measure,
 )
 from neurips25.repro.context import LocalContext
 from neurips25.repro.progress import progress
@@ -49,6 +51,8 @@ __all__ = [
     "decide",
     "describe_claims",
     "finite_figure",
+    "Figures",
+    "measure",
     "Outcome",
     "Verdict",
     "Scale",

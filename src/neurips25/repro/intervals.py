@@ -65,3 +65,32 @@ def mean_interval(values, level: float = 0.95, *, one_sided: bool = False) -> Me
     q = float(level) if one_sided else 1.0 - (1.0 - float(level)) / 2.0
     half = t_quantile(q, k - 1) * sd / math.sqrt(k)
     return MeanInterval(mean, mean - half, mean + half, half, sd, k, float(level))
+
+
+def bootstrap_interval(a, b=None, level: float = 0.95, *, n_boot: int = 2000, seed: int = 0,
+                       statistic=np.mean) -> dict:
+    """Percentile bootstrap interval of ``statistic(a - b)`` over paired units (or of ``statistic(a)``).
+
+    ``a`` and ``b`` are 1-D, finite, the same length (the same units: datasets, items, seeds). Returns
+    ``{"estimate", "lo", "hi", "n", "level"}``: a figures dict that :meth:`Criterion.interval` reads.
+    """
+    if not isinstance(level, numbers.Real) or isinstance(level, bool) or not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or n_boot < 100:
+        raise ValueError(f"n_boot must be an integer >= 100, got {n_boot!r}")
+    x = np.asarray(a, dtype=float)
+    if b is not None:
+        y = np.asarray(b, dtype=float)
+        if y.shape != x.shape:
+            raise ValueError(f"a and b must be paired (same shape); got {x.shape} and {y.shape}")
+        x = x - y
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"values must be a non-empty 1-D sequence, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("values must be finite (got NaN or inf)")
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, x.size, size=(int(n_boot), x.size))
+    stats = np.asarray([statistic(x[i]) for i in idx])
+    q = (1.0 - float(level)) / 2.0
+    return {"estimate": float(statistic(x)), "lo": float(np.quantile(stats, q)),
+            "hi": float(np.quantile(stats, 1.0 - q)), "n": int(x.size), "level": float(level)}
