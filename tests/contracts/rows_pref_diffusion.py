@@ -92,6 +92,31 @@ def _clone(tmp_path):
         assert again.get_params() == est.get_params() and type(again) is type(est)
 
 
+@row(C, "sklearn", "every post-fit method before fit (sample; the surrogates' predict; fit(prior=) with an unfitted "
+    "prior) raises sklearn's NotFittedError naming the estimator, also after clone of a fitted one")
+def _not_fitted(tmp_path):
+    import pytest
+    from sklearn.base import clone
+    from sklearn.exceptions import NotFittedError
+
+    X = np.random.default_rng(0).random((12, 2))
+    Y = np.c_[X[:, 0], 1 - X[:, 0] + X[:, 1]]
+    for name in ("PreferenceGuidedDiffusion", "UnguidedDiffusion", "MultiHeadSurrogateNSGA2",
+                 "EnsembleSurrogateNSGA2", "DataBest"):
+        est = _algorithm(name)
+        calls = [lambda e=est: e.sample(4)]
+        if hasattr(est, "predict"):
+            calls.append(lambda e=est: e.predict(X))
+        for call in calls:
+            with pytest.raises(NotFittedError, match=f"This {name} instance is not fitted"):
+                call()
+    fitted = _algorithm("DataBest").fit(X, Y)
+    with pytest.raises(NotFittedError, match="DataBest"):
+        clone(fitted).sample(2)
+    with pytest.raises(NotFittedError, match="`prior`"):
+        _algorithm("PreferenceGuidedDiffusion").fit(X, Y, prior=_algorithm("PreferenceGuidedDiffusion"))
+
+
 not_applicable(C, "sklearn", "check_estimator", "fit(X, Y) takes a multi-objective Y and sample(n) generates "
                "designs: not a predictor / transformer, so sklearn's checks do not describe it")
 not_applicable(C, "torch", "dtype / bfloat16 / torch.compile",

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from sklearn.exceptions import NotFittedError
 
 from neurips25.pref_diffusion import (
     DataBest,
@@ -117,7 +118,7 @@ def test_fit_bad_input(X, Y, kwargs, match):
 def test_sample_bad_input(fitted):
     with pytest.raises(ValueError, match="`n` must be a positive integer"):
         fitted.sample(0)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="is not fitted"):
         PreferenceGuidedDiffusion().sample(4)
 
 
@@ -167,7 +168,7 @@ def test_sklearn_clone_and_params():
 def test_fitted_clone_is_unfitted(fitted):
     from sklearn.base import clone
 
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="is not fitted"):
         clone(fitted).sample(2)
 
 

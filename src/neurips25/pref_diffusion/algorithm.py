@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 from neurips25.pref_diffusion.diffusion import DDPM
 from neurips25.pref_diffusion.guidance import PreferenceGuidance
@@ -282,7 +284,10 @@ class PreferenceGuidedDiffusion(BaseEstimator):
 
     def _reuse_prior(self, prior, X) -> None:
         if not hasattr(prior, "eps_model_"):
-            raise ValueError("`prior` must be a fitted PreferenceGuidedDiffusion")
+            raise NotFittedError(
+                f"`prior` must be a fitted PreferenceGuidedDiffusion; this {type(prior).__name__} instance is "
+                "not fitted yet (call prior.fit(X, Y) first)"
+            )
         if prior.n_features_in_ != X.shape[1] or not (
             np.allclose(prior.x_min_, self.x_min_) and np.allclose(prior.x_max_, self.x_max_)
         ):
@@ -406,8 +411,7 @@ class PreferenceGuidedDiffusion(BaseEstimator):
 
         ``guidance_scale`` overrides w for this call (0 samples the unguided prior).
         """
-        if not hasattr(self, "eps_model_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(X, Y) first")
+        check_is_fitted(self, "eps_model_")
         n = check_positive_int(n, "n")
         if guidance_scale is not None and (
             isinstance(guidance_scale, bool) or not isinstance(guidance_scale, numbers.Real)

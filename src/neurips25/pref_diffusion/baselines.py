@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from neurips25.pref_diffusion.algorithm import PreferenceGuidedDiffusion, _seeded
@@ -130,6 +131,7 @@ class _SurrogateNSGA2(BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """Surrogate objectives (n, m) in the scaled objective space of the training data."""
+        check_is_fitted(self, "model_")
         X = check_designs(X, "X")
         with torch.no_grad():
             return self.model_(torch.as_tensor(self._scale_x(X), dtype=torch.float32)).numpy().astype(float)
@@ -140,8 +142,7 @@ class _SurrogateNSGA2(BaseEstimator):
         from pymoo.core.problem import Problem
         from pymoo.optimize import minimize
 
-        if not hasattr(self, "model_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(X, Y) first")
+        check_is_fitted(self, "model_")
         n = check_positive_int(n, "n")
         predict = self.predict
 
@@ -242,6 +243,5 @@ class DataBest(BaseEstimator):
         return self
 
     def sample(self, n: int = 256) -> np.ndarray:
-        if not hasattr(self, "X_"):
-            raise RuntimeError("DataBest is not fitted; call fit(X, Y) first")
+        check_is_fitted(self, "X_")
         return self.X_[np.argsort(self.rank_)[: check_positive_int(n, "n")]]
