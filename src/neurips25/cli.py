@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import difflib
+import json
 import sys
 from pathlib import Path
 
@@ -203,6 +204,62 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_claims(args) -> int:
+    """Every claim of every method from its declaration (nothing runs), checked against the criteria ledger."""
+    from neurips25.repro import ledger
+    from neurips25.repro.registry import declared_claims
+
+    slugs = _check_slugs(args.slugs) if args.slugs else [s for s, m in METHODS.items()
+                                                         if m.implemented() and m.module is None]
+    data = ledger.load()
+    code: dict[str, dict] = {}
+    failed: dict[str, str] = {}
+    for slug in slugs:
+        try:
+            for c in declared_claims(slug, args.scale):
+                code[f"{slug}/{c.id}"] = ledger.fingerprint(c)
+        except ImportError as err:  # an extra not installed: say so, never pass silently
+            failed[slug] = f"cannot import its reproduction ({err})"
+        except (TypeError, ValueError, RuntimeError) as err:  # a declaration the machinery refuses
+            failed[slug] = f"its declare_claims(scale) fails: {type(err).__name__}: {err}"
+    if args.register:
+        changed = ledger.register(code, data, why=args.register, after_runs=args.after_runs or "", slugs=slugs)
+        ledger.save(data)
+        print(f"ledger: {len(changed)} entr{'y' if len(changed) == 1 else 'ies'} written"
+              + "".join(f"\n  {c}" for c in changed))
+        return 0
+    diffs = ledger.differences(code, data)
+    if args.check:
+        for slug, why in failed.items():
+            print(f"{slug}: {why}", file=sys.stderr)
+        for cid, fields in diffs.items():
+            print(f"{cid}: criterion differs from the ledger in {', '.join(fields)} "
+                  "(register the change: neurips25 claims --register 'why' [--after-runs 'which runs'])",
+                  file=sys.stderr)
+        if diffs or failed:
+            return 1
+        print(f"ledger: all {len(code)} claims of {len(slugs)} methods match")
+        return 0
+    if args.json:
+        print(json.dumps({cid: {**fp, "ledger": ledger.change_text(data, cid)} for cid, fp in code.items()},
+                         indent=1))
+        return 0
+    for cid, fp in code.items():
+        mark = " [DIFFERS FROM THE LEDGER]" if cid in diffs else ""
+        print(f"{cid} ({fp['kind']}{', ' + fp['instance'] if fp['instance'] else ''}){mark}: {fp['statement']}")
+        print(f"    criterion: {fp['criterion']}" + (f"  [key {fp['key']} {fp['threshold']}]" if fp["key"] else ""))
+        for ctl in fp["controls"]:
+            print(f"    control: {ctl}")
+        if fp["no_positive_control"]:
+            print(f"    no positive control: {fp['no_positive_control']}")
+        for pre in fp["preconditions"]:
+            print(f"    precondition: {pre}")
+        print(f"    ledger: {ledger.change_text(data, cid)}")
+    for slug, why in failed.items():
+        print(f"{slug}: {why}")
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="neurips25", description=(
         "Reference implementations of NeurIPS 2025 methods and reproductions of their headline claims."))
@@ -238,6 +295,19 @@ def build_parser() -> argparse.ArgumentParser:
     pd.add_argument("slugs", nargs="*", metavar="SLUG", help="methods to check (default: all)")
     pd.add_argument("--json", action="store_true", help="print the findings as JSON")
     pd.set_defaults(func=cmd_doctor)
+
+    pc = sub.add_parser("claims", help="every claim of every method: kind, criterion, controls, instance, ledger")
+    pc.add_argument("slugs", nargs="*", metavar="SLUG", help="methods (default: all)")
+    pc.add_argument("--check", action="store_true",
+                    help="exit 1 naming each claim whose criterion differs from the committed ledger")
+    pc.add_argument("--register", metavar="WHY", default=None,
+                    help="write every difference into the ledger, with this reason")
+    pc.add_argument("--after-runs", metavar="RUNS", default=None,
+                    help="with --register: which runs existed before the change (e.g. 'quick seeds 0, 1 at abc123')")
+    pc.add_argument("--scale", default="quick", choices=[s.value for s in Scale],
+                    help="the scale whose declarations are read (default quick)")
+    pc.add_argument("--json", action="store_true", help="print the claims as JSON")
+    pc.set_defaults(func=cmd_claims)
 
     for name, (_, text) in DELEGATED.items():
         sub.add_parser(name, help=text, add_help=False)

@@ -41,16 +41,26 @@ def _seed_cell(c: dict) -> dict:
 
 
 def combine_claims(per_seed: dict[int, list[dict]]) -> list[dict]:
-    """Merge each seed's claim dicts (same ids, in the first seed's order) into one claim per id."""
+    """Merge each seed's claim dicts into one claim per id: the union of the ids over the seeds, in the order
+    they first appear. A claim missing at some seed says so and is inconclusive as a whole: a verdict is never
+    taken from the seeds that happen to have it."""
     seeds = sorted(per_seed)
-    order = [c["id"] for c in per_seed[seeds[0]]]
+    order: list[str] = []
+    for s in seeds:
+        for c in per_seed[s]:
+            if c["id"] not in order:
+                order.append(c["id"])
     merged = []
     for cid in order:
         rows = {s: next((c for c in per_seed[s] if c["id"] == cid), None) for s in seeds}
         present = {s: c for s, c in rows.items() if c is not None}
-        base = dict(present[seeds[0]])
+        missing = [s for s in seeds if rows[s] is None]
+        base = dict(next(iter(present.values())))
         verdicts = [c["verdict"] for c in present.values()]
-        common = verdicts[0] if len(set(verdicts)) == 1 and len(present) == len(seeds) else Verdict.UNSTABLE.value
+        if missing:
+            common = Verdict.INCONCLUSIVE.value
+        else:
+            common = verdicts[0] if len(set(verdicts)) == 1 else Verdict.UNSTABLE.value
         figures: dict[str, list[float]] = {}
         for c in present.values():
             for k, v in numeric_figures(c.get("measured")).items():
@@ -58,7 +68,8 @@ def combine_claims(per_seed: dict[int, list[dict]]) -> list[dict]:
         n_ok = sum(v == Verdict.REPRODUCED.value for v in verdicts)
         base.update({
             "verdict": common,
-            "agreement": f"{n_ok}/{len(seeds)} reproduced",
+            "agreement": f"{n_ok}/{len(seeds)} reproduced" + (f" (missing at seed {', '.join(map(str, missing))})"
+                                                            if missing else ""),
             "per_seed": {str(s): (_seed_cell(c) if c else None) for s, c in rows.items()},
             "spread": {k: spread(v) for k, v in figures.items() if len(v) == len(seeds)},
             "measured": {str(s): c.get("measured") for s, c in present.items()},
@@ -67,7 +78,12 @@ def combine_claims(per_seed: dict[int, list[dict]]) -> list[dict]:
         if base.get("key") and all(isinstance(k, numbers.Real) and not isinstance(k, bool) for k in keys) \
                 and len(keys) == len(seeds):
             base["key_spread"] = spread([float(k) for k in keys])
-        if common == Verdict.UNSTABLE.value:
+        if missing:
+            base["reason"] = (f"claim missing at seed {', '.join(map(str, missing))} (recorded at seed "
+                              f"{', '.join(map(str, present))}): not judged across seeds")
+            base["summary"] = f"missing at seed {', '.join(map(str, missing))}; " + "; ".join(
+                f"seed {s}: {c['verdict'].replace('_', ' ')}" for s, c in present.items())
+        elif common == Verdict.UNSTABLE.value:
             base["reason"] = "seeds disagree: " + "; ".join(
                 f"seed {s}: {c['verdict'].replace('_', ' ')} ({c.get('reason', '')})" for s, c in present.items())
             base["summary"] = (f"unstable across seeds ({base['agreement']}): " +

@@ -850,6 +850,22 @@ def headline_verdict(claims: Iterable[Claim | dict]) -> str:
     return verdicts[0] if len(set(verdicts)) == 1 else "mixed"
 
 
+def headline_instance(claims: Iterable[Claim | dict]) -> str:
+    """The instance word(s) of the headline claims (``"stand-in"``, ``"reduced"``, ``"paper"``), '' if none."""
+    words = []
+    for c in claims:
+        d = _as_dict(c)
+        if d.get("kind") == ClaimKind.HEADLINE.value and d.get("instance") and d["instance"] not in words:
+            words.append(d["instance"])
+    return "/".join(words)
+
+
+def verdict_with_instance(verdict: str, instance: str) -> str:
+    """``"not reproduced (stand-in)"``: a verdict as a person reads it, with what it was judged on."""
+    v = verdict.replace("_", " ")
+    return f"{v} ({instance})" if instance else v
+
+
 def kind_counts(claims: list[Claim | dict]) -> dict[str, tuple[int, int]]:
     """``{kind: (reproduced, total)}`` for each kind present, in the order headline, supporting, check."""
     out: dict[str, tuple[int, int]] = {}
@@ -867,7 +883,7 @@ def describe_claims(claims: list[Claim | dict]) -> str:
     """
     if not claims:
         return "no claims"
-    parts = [f"headline: {headline_verdict(claims).replace('_', ' ')}"]
+    parts = [f"headline: {verdict_with_instance(headline_verdict(claims), headline_instance(claims))}"]
     for kind, (ok, n) in kind_counts(claims).items():
         if kind != ClaimKind.HEADLINE.value:
             parts.append(f"{'checks' if kind == 'check' else kind} {ok}/{n}")

@@ -21,7 +21,13 @@ import html
 import json
 from pathlib import Path
 
-from neurips25.repro.claims import describe_claims, format_number, headline_verdict
+from neurips25.repro.claims import (
+    describe_claims,
+    format_number,
+    headline_instance,
+    headline_verdict,
+    verdict_with_instance,
+)
 from neurips25.repro.registry import HAND_VERDICTS, METHODS
 from neurips25.repro.store import RunDir, atomic_write_text, where_ran
 
@@ -78,8 +84,8 @@ def controls_text(claim: dict) -> str:
     rows = claim.get("control_results") or []
     if not rows:
         return "-" if claim.get("decided_by") == "machinery" else "(hand-judged)"
-    return "; ".join(f"{r['role']} {r['name']}: {format_number(r.get('key_value'))} ({_control_mark(r)})"
-                     for r in rows)
+    return "; ".join(f"{r['role']} {r['name']}: {format_number(r.get('key_value'))} ({_control_mark(r)}"
+                     f"{'; ' + r['provenance'] if r.get('provenance') else ''})" for r in rows)
 
 
 def method_figure(claim: dict) -> str:
@@ -96,9 +102,11 @@ def method_figure(claim: dict) -> str:
 
 def verdict_text(claim: dict, slug: str | None = None) -> str:
     """The verdict, the machinery's reason, and a mark on hand-judged claims of methods not yet migrated."""
-    v = claim["verdict"].replace("_", " ")
+    v = verdict_with_instance(claim["verdict"], claim.get("instance", ""))
+    changed = claim.get("ledger", "")
+    changed = f" [{changed}]" if "changed" in changed or "not in the ledger" in changed else ""
     if claim.get("decided_by") == "machinery":
-        return f"{v}: {claim['reason']}" if claim.get("reason") else v
+        return (f"{v}: {claim['reason']}" if claim.get("reason") else v) + changed
     issue = HAND_VERDICTS.get(slug or "")
     return f"{v} (set by hand, older form{f'; migrates in #{issue}' if issue else ''})"
 
@@ -168,7 +176,8 @@ def method_rows(results: dict[str, dict]) -> list[dict]:
                          "ran_on": ran_on(res)})
             continue
         claims = res.get("claims", [])
-        rows.append({"method": slug, "headline": headline_verdict(claims), "claims": describe_claims(claims),
+        rows.append({"method": slug, "headline": headline_verdict(claims), "instance": headline_instance(claims),
+                     "claims": describe_claims(claims),
                      "wall_s": res.get("wall_s"), "cpu_s": res.get("cpu_s"), "wall": wall_text(res),
                      "ran_on": ran_on(res)})
     return rows
@@ -216,7 +225,8 @@ def render_markdown(rd: RunDir, results: dict[str, dict], sources: dict[str, Run
     for r in method_rows(results):
         extra = (f"{sources[r['method']].path} ({_scale_seeds(results[r['method']])})",) if merged else ()
         lines.append("| " + " | ".join(_md_cell(x) for x in (
-            f"[{r['method']}](#{r['method']})", r["headline"].replace("_", " "), r["claims"],
+            f"[{r['method']}](#{r['method']})", verdict_with_instance(r["headline"], r.get("instance", "")),
+            r["claims"],
             r["wall"], _time(r["cpu_s"]), r["ran_on"], *extra)) + " |")
     for slug, res in results.items():
         title = METHODS[slug].title if slug in METHODS else slug
@@ -243,6 +253,11 @@ def render_markdown(rd: RunDir, results: dict[str, dict], sources: dict[str, Run
         lines += ["", "<details><summary>criteria, notes and raw measurements</summary>", ""]
         for c in sorted_claims(res):
             lines += [f"- **{c['id']}** criterion: {c.get('criterion', '')}"]
+            if c.get("instance"):
+                lines.append(f"  - judged on: {c['instance']}" + (f" ({c['instance_note']})"
+                                                                   if c.get("instance_note") else ""))
+            if c.get("ledger"):
+                lines.append(f"  - ledger: {c['ledger']}")
             if c.get("note"):
                 lines.append(f"  - note: {c['note']}")
             lines.append(f"  - raw: `{format_measured(c.get('measured'), limit=4000)}`")
@@ -298,6 +313,7 @@ def render_html(rd: RunDir, results: dict[str, dict], sources: dict[str, RunDir]
         extra = (f"<td>{e(str(sources[r['method']].path))} ({e(_scale_seeds(results[r['method']]))})</td>"
                  if merged else "")
         parts.append(f"<tr><td><a href='#{e(r['method'])}'>{e(r['method'])}</a></td><td>{_badge(r['headline'])}"
+                     f"{' (' + e(r['instance']) + ')' if r.get('instance') else ''}"
                      f"</td><td>{e(r['claims'])}</td><td class='num'>{e(r['wall'])}</td>"
                      f"<td class='num'>{_time(r['cpu_s'])}</td><td>{e(r['ran_on'])}</td>{extra}</tr>")
     parts.append("</table>")
@@ -411,7 +427,7 @@ def readme_table(results: dict[str, dict], docs: Path | None = None) -> str:
         elif res.get("status") != "ok":
             head, claims, times = "error", res.get("error") or "-", f"{_time(res.get('wall_s'))} / -"
         else:
-            head = headline_verdict(res["claims"]).replace("_", " ")
+            head = verdict_with_instance(headline_verdict(res["claims"]), headline_instance(res["claims"]))
             claims = describe_claims(res["claims"])
             times = f"{_time(res.get('wall_s'))} / {_time(res.get('cpu_s'))}"
             n_seeds = len(res.get("seeds") or [])
