@@ -107,8 +107,9 @@ def _shoefit_inputs(dtype=torch.float32):
     g = torch.Generator().manual_seed(0)
     mask = torch.zeros(1, 1, 8, 8, dtype=dtype)
     mask[..., 2:6, 2:6] = 1
-    return (torch.randn(1, 3, 8, 8, generator=g).to(dtype), torch.randn(1, 3, 8, 8, generator=g).to(dtype), mask,
-            torch.randn(1, 2, 3, 8, 8, generator=g).to(dtype), torch.tensor([0.3], dtype=dtype))
+    image = lambda *shape: (torch.rand(shape, generator=g) * 2 - 1).to(dtype)  # images are in [-1, 1]
+    return (torch.randn(1, 3, 8, 8, generator=g).to(dtype), image(1, 3, 8, 8), mask, image(1, 2, 3, 8, 8),
+            torch.tensor([0.3], dtype=dtype))
 
 
 @row(C, "diffusers", "ShoeFitTransformer (layered) save_pretrained / from_pretrained equal by value")
@@ -163,6 +164,32 @@ def _pipeline(tmp_path):
     b = pipe(refs, image, mask, num_inference_steps=3, generator=torch.Generator().manual_seed(4))
     assert torch.equal(a, b)
     assert torch.equal(a * (1 - mask), image * (1 - mask))
+
+
+@row(C, "diffusers", "rectified_flow_loss and ShoeFitPipeline refuse 0..255 images by name (range expected, range "
+     "seen); [0, 1] images warn")
+def _image_range(tmp_path):
+    import warnings
+
+    import pytest
+    from diffusers import FlowMatchEulerDiscreteScheduler
+
+    from neurips25.shoefit import ShoeFitPipeline, rectified_flow_loss
+
+    m = _shoefit_model()
+    z, image, mask, refs, _ = _shoefit_inputs()
+    batch = {"target": image, "model_image": image * (1 - mask), "mask": mask, "ref_views": refs}
+    with pytest.raises(ValueError, match=r"batch\['target'\] must hold images in \[-1, 1\].*got values in \[[0-9.]+, 2"):
+        rectified_flow_loss(m, {**batch, "target": (image + 1) * 127.5})
+    pipe = ShoeFitPipeline(m, FlowMatchEulerDiscreteScheduler())
+    with pytest.raises(ValueError, match=r"^ref_views must hold images in \[-1, 1\]"):
+        pipe((refs + 1) * 127.5, image, mask, num_inference_steps=1)
+    with pytest.warns(UserWarning, match=r"\[0, 1\]"):
+        pipe((refs + 1) / 2, (image + 1) / 2, mask, num_inference_steps=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pipe(refs, image, mask, num_inference_steps=1)
+        rectified_flow_loss(m, batch)
 
 
 @row(C, "torch", "LayeredRefAttnProcessor pickles / deep-copies with its weights")

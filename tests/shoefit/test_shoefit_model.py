@@ -183,3 +183,36 @@ def test_masked_psnr_value_range():
     with pytest.raises(ValueError, match="value_range must be"):
         masked_psnr(noisy, gt, m, value_range=(1, np.float64(0)))
     assert torch.allclose(masked_psnr(noisy, gt, m, value_range=(np.float32(-1), np.int64(1))), ref)
+
+
+def test_images_outside_minus_one_one_are_refused_by_name(data):
+    # issue #59: 0-255 images gave a loss of 9,418 and the pipeline took them, both silently
+    model = ShoeFitTransformer(**CFG)
+    batch = {k: getattr(data, k) for k in ("target", "model_image", "mask", "ref_views")}
+    to255 = {k: (v + 1) * 127.5 if k != "mask" else v for k, v in batch.items()}
+    with pytest.raises(ValueError, match=r"batch\['target'\] must hold images in \[-1, 1\].*got values in "
+                                         r"\[[0-9.]+, 255\]"):
+        rectified_flow_loss(model, to255)
+    with pytest.raises(ValueError, match=r"batch\['model_image'\] must hold images in \[-1, 1\]"):
+        rectified_flow_loss(model, {**batch, "model_image": to255["model_image"]})
+    with pytest.raises(ValueError, match=r"ref_views must hold images in \[-1, 1\]"):
+        rectified_flow_loss(model, batch, ref_views=to255["ref_views"])
+    pipe = ShoeFitPipeline(model.eval(), FlowMatchEulerDiscreteScheduler())
+    pipe.set_progress_bar_config(disable=True)
+    with pytest.raises(ValueError, match=r"^model_image must hold images in \[-1, 1\].*got values in "
+                                         r"\[[0-9.]+, [0-9.]+\]"):
+        pipe(data.ref_views, to255["model_image"], data.mask, 1)
+    with pytest.raises(ValueError, match=r"^ref_views must hold images in \[-1, 1\]"):
+        pipe(to255["ref_views"], data.model_image, data.mask, 1)
+    # [0, 1] images lie inside the range but read as a washed-out [-1, 1] image: a warning names the conversion
+    to01 = {k: (v + 1) / 2 if k != "mask" else v for k, v in batch.items()}
+    with pytest.warns(UserWarning, match=r"no value below 0.*\[0, 1\].*2 \* x - 1"):
+        pipe(to01["ref_views"], to01["model_image"], data.mask, 1)
+    with pytest.warns(UserWarning, match=r"no value below 0.*\[0, 1\].*2 \* x - 1"):
+        rectified_flow_loss(model, to01)
+    import warnings
+
+    with warnings.catch_warnings():  # images in [-1, 1] pass without a warning
+        warnings.simplefilter("error")
+        assert torch.isfinite(rectified_flow_loss(model, batch, torch.Generator().manual_seed(0)))
+        pipe(data.ref_views, data.model_image, data.mask, 1)

@@ -10,15 +10,39 @@ mask) is pasted from the model image at the end.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import torch
 from diffusers import DiffusionPipeline, FlowMatchEulerDiscreteScheduler
 
 from neurips25.shoefit.model import ShoeFitTransformer
 
+_RANGE_TOL = 1e-3  # images scaled as x / 127.5 - 1 land within float rounding of [-1, 1]
+
+
+def _check_image_range(images: dict) -> None:
+    """Refuse images outside [-1, 1], the range the model is trained and sampled in, naming the argument and the
+    range seen (0..255 images gave a loss of 9,418, silently); warn when no image has a value below 0, the mark of
+    [0, 1] images (inside the range, but read as washed-out [-1, 1] images)."""
+    lows = []
+    for name, x in images.items():
+        if not isinstance(x, torch.Tensor) or not x.numel():
+            continue
+        lo, hi = float(x.min()), float(x.max())
+        if lo < -1 - _RANGE_TOL or hi > 1 + _RANGE_TOL:
+            raise ValueError(f"{name} must hold images in [-1, 1] (x / 127.5 - 1 for 8-bit images, 2 * x - 1 for "
+                             f"[0, 1] images); got values in [{lo:.4g}, {hi:.4g}]")
+        lows.append(lo)
+    if lows and min(lows) >= 0:
+        warnings.warn(f"{', '.join(images)} have no value below 0: if the images are in [0, 1], pass 2 * x - 1 "
+                      "(the model works in [-1, 1], where they read as washed-out images)", stacklevel=3)
+
 
 class ShoeFitPipeline(DiffusionPipeline):
     """``pipe(ref_views, model_image, mask, num_inference_steps=20, generator=None) -> (B, 3, S, S)`` in [-1, 1].
+
+    ``ref_views`` and ``model_image`` are in [-1, 1] too: outside it is an error naming the argument, and images with
+    no value below 0 (the mark of [0, 1] images) warn.
 
     >>> pipe = ShoeFitPipeline(ShoeFitTransformer(), FlowMatchEulerDiscreteScheduler())
     >>> pipe.save_pretrained("shoefit-tiny")                                                # doctest: +SKIP
@@ -42,6 +66,7 @@ class ShoeFitPipeline(DiffusionPipeline):
         tr._check_images(torch.zeros_like(model_image) if isinstance(model_image, torch.Tensor) else model_image,
                          model_image, mask, names=("model_image", "model_image", "mask"))
         tr._check_refs(ref_views, model_image.shape[0])
+        _check_image_range({"model_image": model_image, "ref_views": ref_views})
         if mask.min() < 0 or mask.max() > 1:
             raise ValueError("mask must hold values in [0, 1] (1 = shoe region to synthesise)")
         dev, dt = tr.device, tr.dtype
@@ -67,7 +92,8 @@ def rectified_flow_loss(transformer: ShoeFitTransformer, batch: dict, generator=
 
     ``z_t = (1 - t) x0 + t eps`` with ``t ~ U(0, 1)``; pixels outside the shoe mask (given in the model image)
     weigh ``outside_weight``. ``batch`` holds ``target``, ``model_image``, ``mask`` and ``ref_views`` (overridden by
-    ``ref_views``, e.g. to keep view 0 only).
+    ``ref_views``, e.g. to keep view 0 only). Images are in [-1, 1] (outside it is an error naming the entry; with no
+    value below 0 anywhere, a warning: [0, 1] images).
     """
     x0, mask = batch["target"], batch["mask"]
     if not isinstance(mask, torch.Tensor) or not torch.isfinite(mask).all() or mask.min() < 0 or mask.max() > 1:
@@ -75,6 +101,8 @@ def rectified_flow_loss(transformer: ShoeFitTransformer, batch: dict, generator=
                          + (f"values in [{float(mask.min()):.3g}, {float(mask.max()):.3g}]"
                             if isinstance(mask, torch.Tensor) and mask.numel() else type(mask).__name__))
     refs = batch["ref_views"] if ref_views is None else ref_views
+    _check_image_range({"batch['target']": x0, "batch['model_image']": batch["model_image"],
+                        "batch['ref_views']" if ref_views is None else "ref_views": refs})
     eps = torch.randn(x0.shape, generator=generator)
     t = torch.rand(x0.shape[0], generator=generator)
     zt = (1 - t[:, None, None, None]) * x0 + t[:, None, None, None] * eps
