@@ -2,8 +2,9 @@
 
 import pytest
 
+from neurips25.repro.registry import declared_claims
 from neurips25.repro.runner import run_one
-from neurips25.rspool.reproduce import beats_rule, claim_c3, claim_c4, exactness
+from neurips25.rspool.reproduce import beats_rule, declare_claims, exactness
 
 
 def test_smoke_reproduction(tmp_path):
@@ -31,24 +32,39 @@ def _runs(gain):
              "max": {"k": 0.48 + 0.012 * s}} for s in range(5)]
 
 
+def _claim(cid):
+    return {c.id: c for c in declare_claims("quick")}[cid]
+
+
 def test_controls_gate_c3_and_c4():
-    win = {"datasets_passing": 3, "need": 3, "n_datasets": 4, "effect_5pts_datasets": 3}
-    lose = dict(win, datasets_passing=0, effect_5pts_datasets=0)
-    assert claim_c3(3, 4).record(win, controls={"sum_alpha": lose, "masked_sum": win}).verdict == "reproduced"
-    vac = claim_c3(3, 4).record(win, controls={"sum_alpha": win, "masked_sum": win})
+    win = {"datasets": {"a": True, "b": True, "c": True, "d": False}}
+    lose = {"datasets": {"a": False, "b": True, "c": False, "d": False}}
+    assert _claim("c3_robust").record(win, controls={"sum_alpha": lose, "masked_sum": win}).verdict == "reproduced"
+    vac = _claim("c3_robust").record(win, controls={"sum_alpha": win, "masked_sum": win})
     assert vac.verdict == "inconclusive" and "vacuous" in vac.reason
     # the instance cannot show a gain (the attack-immune model does not pass): a failing RS-Pool is inconclusive
-    blind = claim_c3(3, 4).record(lose, controls={"sum_alpha": lose, "masked_sum": lose})
+    blind = _claim("c3_robust").record(lose, controls={"sum_alpha": lose, "masked_sum": lose})
     assert blind.verdict == "inconclusive" and "cannot show" in blind.reason
-    assert claim_c3(3, 4).record(lose, controls={"sum_alpha": lose, "masked_sum": win}).verdict == "not_reproduced"
-    a = {"datasets_passing_strongest": 3, "datasets_passing_scaled": 3, "need": 3, "n_datasets": 4}
-    masked = dict(a, datasets_passing_strongest=2)  # passes (b), fails (a): as a masked model must
-    assert claim_c4(3, 4).record(a, controls={"masked_sum": masked}).verdict == "reproduced"
-    assert claim_c4(3, 4).record(a, controls={"masked_sum": a}).verdict == "inconclusive"
+    assert _claim("c3_robust").record(lose, controls={"sum_alpha": lose, "masked_sum": win}).verdict == "not_reproduced"
+    # one dataset unmeasured (one seed, no interval) with 2 of 4 passing: undecided, never a verdict
+    some = {"datasets": {"a": True, "b": True, "c": None, "d": False}}
+    assert _claim("c3_robust").record(some, controls={"sum_alpha": lose, "masked_sum": win}).verdict == "inconclusive"
+    a = {"strongest": win["datasets"], "scaled": win["datasets"]}
+    masked = {"strongest": lose["datasets"], "scaled": win["datasets"]}  # passes (b), fails (a): as masking must
+    assert _claim("c4_no_masking").kind == "check"
+    assert _claim("c4_no_masking").record(a, controls={"masked_sum": masked}).verdict == "reproduced"
+    assert _claim("c4_no_masking").record(a, controls={"masked_sum": a}).verdict == "inconclusive"
+
+
+def test_declared_claims_carry_instance_words():
+    claims = declared_claims("rspool")
+    assert [c.id for c in claims] == ["c1_exact", "c2_clean", "c3_robust", "c4_no_masking"]
+    assert all(c.instance == "stand-in" for c in claims if c.kind != "check")
 
 
 def test_beats_rule_reads_the_lower_bound():
     assert beats_rule({"d": _runs(0.1)}, "rs", ("sum", "mean", "max"), "k")["d"]["pass"]
     assert not beats_rule({"d": _runs(0.0)}, "rs", ("sum", "mean", "max"), "k")["d"]["pass"]
+    assert beats_rule({"d": _runs(0.1)[:1]}, "rs", ("sum", "mean", "max"), "k")["d"]["pass"] is None
     with pytest.raises(KeyError):
         beats_rule({"d": _runs(0.1)}, "rs", ("median",), "k")
