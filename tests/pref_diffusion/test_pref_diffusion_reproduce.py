@@ -49,8 +49,9 @@ def test_every_claim_has_kind_and_summary(smoke):
     assert kinds == {"c4": "headline", "c1": "supporting", "c2": "supporting", "c3": "supporting"}
     for c in res["claims"]:
         assert c["summary"].strip(), c["id"]
-        assert "control" in c["summary"], c["id"]
+        assert "negative" in c["summary"], c["id"]
         assert "needs >=" in c["summary"], c["id"]
+        assert c["instance"] == "stand-in", c["id"]
         assert c["decided_by"] == "machinery", c["id"]  # no verdict set by hand (issue 44)
 
 
@@ -62,25 +63,33 @@ def test_c4_controls_are_real_draws_judged_by_the_same_criterion(smoke):
     assert set(ctl) == {"unguided_redraw", "uniform_random", "oracle_nsga2"}
     for figs in ctl.values():
         assert set(figs) == set(c4["measured"]["method"]) and np.isfinite(figs["hv_ratio_multihead"])
+    # every control's figures were computed in this run (measure), none handed over as a dict
+    assert all(r["provenance"].startswith("ran ") for r in c4["control_results"])
     roles = {r["name"]: r["role"] for r in c4["control_results"]}
     assert roles == {"unguided_redraw": "negative", "uniform_random": "negative", "oracle_nsga2": "positive"}
 
 
 def _c4_verdict(method, **controls):
-    from neurips25.pref_diffusion.reproduce import _claims
+    from neurips25.pref_diffusion.reproduce import declare_claims
 
-    return _claims(config_for(Scale.QUICK))["c4"].record(method, controls=controls)
+    return {c.id: c for c in declare_claims(Scale.QUICK)}["c4"].record(method, controls=controls)
 
 
 def test_a_passing_negative_control_leaves_no_verdict_standing():
     # guards issue 44: if the unguided redraw wins as often as PGD, c4 reads inconclusive (vacuous)
-    good, bad = {"wins": 5, "hv_ratio_multihead": 1.0}, {"wins": 0, "hv_ratio_multihead": 0.8}
+    won, lost = {t: True for t in "abcde"}, {t: False for t in "abcde"}
+    good, bad = {"tasks": won, "hv_ratio_multihead": 1.0}, {"tasks": lost, "hv_ratio_multihead": 0.8}
     assert _c4_verdict(good, unguided_redraw=bad, uniform_random=bad, oracle_nsga2=good).verdict == "reproduced"
     vac = _c4_verdict(good, unguided_redraw=good, uniform_random=bad, oracle_nsga2=good)
     assert vac.verdict == "inconclusive" and "unguided_redraw" in vac.reason
     # a failing method counts as not reproduced only when the oracle shows the tasks allow a win
     assert _c4_verdict(bad, unguided_redraw=bad, uniform_random=bad, oracle_nsga2=good).verdict == "not_reproduced"
     assert _c4_verdict(bad, unguided_redraw=bad, uniform_random=bad, oracle_nsga2=bad).verdict == "inconclusive"
+    # wins on 5/5 but below the surrogate ratio fails; a NaN ratio (diverged run) decides nothing
+    low = {"tasks": won, "hv_ratio_multihead": 0.5}
+    assert _c4_verdict(low, unguided_redraw=bad, uniform_random=bad, oracle_nsga2=good).verdict == "not_reproduced"
+    nan = {"tasks": won, "hv_ratio_multihead": float("nan")}
+    assert _c4_verdict(nan, unguided_redraw=bad, uniform_random=bad, oracle_nsga2=good).verdict == "inconclusive"
 
 
 def test_thresholds_are_the_issues():
