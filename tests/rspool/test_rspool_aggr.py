@@ -177,7 +177,7 @@ def test_bad_hyperparameters_raise(kwargs, match):
 
 
 def test_other_bad_inputs():
-    with pytest.raises(ValueError, match="`dim_size` must be >= index.max\\(\\) \\+ 1 = 3"):
+    with pytest.raises(ValueError, match="`dim_size` must be an int >= index.max\\(\\) \\+ 1 = 3, got 2"):
         RSPoolAggregation()(torch.rand(3, 2), torch.tensor([0, 1, 2]), dim_size=2)
     with pytest.raises(ValueError, match="`ptr` must be a non-decreasing"):
         RSPoolAggregation()(torch.rand(3, 2), ptr=torch.tensor([0, 2]))

@@ -11,7 +11,13 @@ import torch_geometric.nn.aggr as _pyg_aggr
 from torch import Tensor
 from torch_geometric.nn.aggr import Aggregation
 
-from neurips25.rspool.functional import _check_features, _rs_pool_flat, check_pool_args
+from neurips25.rspool.functional import (
+    _check_features,
+    _check_index,
+    _check_values,
+    _rs_pool_flat,
+    check_pool_args,
+)
 
 __all__ = ["RSPoolAggregation"]
 
@@ -112,22 +118,19 @@ class RSPoolAggregation(Aggregation):
         if index is None:
             if ptr is None:
                 raise ValueError(f"{owner}: one of `index` or `ptr` is required")
-            if ptr.dim() != 1 or ptr.numel() < 1 or int(ptr[-1]) != n or bool((ptr[1:] < ptr[:-1]).any()):
-                raise ValueError(f"{owner}: `ptr` must be a non-decreasing 1-D tensor ending at "
-                                 f"x.size(0) = {n}")
+            why = f"{owner}: `ptr` must be a non-decreasing 1-D tensor ending at x.size(0) = {n}"
+            if ptr.dim() != 1 or ptr.numel() < 1:
+                raise ValueError(why)
+            # value checks: ValueError eagerly, in-graph asserts under torch.compile (no data-dependent branch)
+            _check_values(lambda: (ptr[-1] == n) & (ptr[1:] >= ptr[:-1]).all(), lambda compiled: why)
             counts = ptr[1:] - ptr[:-1]
-            index = torch.repeat_interleave(torch.arange(counts.numel(), device=x.device), counts)
+            index = torch.repeat_interleave(torch.arange(counts.numel(), device=x.device), counts, output_size=n)
         if index.dim() != 1 or index.numel() != n:
             raise ValueError(f"{owner}: `index` must be 1-D with one entry per row of `x` ({n}), "
                              f"got shape {tuple(index.shape)}")
-        if n > 0 and int(index.min()) < 0:
-            raise ValueError(f"{owner}: `index` must be >= 0, got min {int(index.min())}")
-        needed = int(index.max()) + 1 if n > 0 else 0
-        if dim_size is None:
-            dim_size = needed
-        elif dim_size < needed:
-            raise ValueError(f"{owner}: `dim_size` must be >= index.max() + 1 = {needed}, got {dim_size}")
-        return _rs_pool_flat(x, index.long(), int(dim_size), self.num_iterations, self.alpha, self.eps, owner)
+        index = index.long()
+        dim_size = _check_index(index, dim_size, owner, "index", "dim_size")
+        return _rs_pool_flat(x, index, dim_size, self.num_iterations, self.alpha, self.eps, owner)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}(num_iterations={self.num_iterations}, alpha={self.alpha})"

@@ -22,6 +22,12 @@ Two entry points share one kernel:
 The dense kernel has a hand-written backward (:class:`_RSPoolDense`) that writes ``dL/dH`` once; it
 defines ``setup_context`` and a generated vmap rule, so ``torch.func`` transforms (``vmap``,
 ``jacrev``, per-sample gradients) work through it.
+
+Under ``torch.compile`` (``fullgraph=True`` included) nothing branches on tensor values: the checks on
+``index`` / ``batch`` / ``ptr`` values and on non-finite input become in-graph asserts
+(``torch._assert_async``, same message, raised when the compiled code runs), and the flat entry points
+take the scatter path, whose shapes do not depend on the group sizes (the eager dense/scatter choice
+does). Eager calls raise ``ValueError`` as before.
 """
 
 from __future__ import annotations
@@ -60,6 +66,19 @@ def _check_features(x: Tensor, name: str, ndim: int, owner: str, nan: bool = Tru
         raise ValueError(_nan_message(owner, name))
 
 
+def _check_values(cond, message) -> None:
+    """Refuse input whose VALUES break a rule: ``cond()`` a 0-d bool tensor that must be True.
+
+    Eager: ``ValueError(message())`` when it is False. Under ``torch.compile`` the check is an in-graph
+    assert with the same message (``torch._assert_async``), so tracing never branches on data
+    (``fullgraph=True`` works) and the compiled code still refuses the input when it runs.
+    """
+    if torch.compiler.is_compiling():
+        torch._assert_async(cond(), message(compiled=True))
+    elif not bool(cond()):
+        raise ValueError(message(compiled=False))
+
+
 def _nan_message(owner: str, name: str) -> str:
     return f"{owner}: `{name}` contains NaN; RS-Pool of a NaN embedding is undefined"
 
@@ -68,8 +87,12 @@ def _check_finite_sums(s: Tensor, h: Tensor, owner: str, name: str) -> None:
     """Raise if the column sums ``s`` (of ``h``) are not finite: NaN or infinity somewhere in ``h``.
 
     A ``[B, d]`` check instead of a pass over ``h``. Skipped inside ``torch.func.vmap``, where a
-    tensor has no single truth value.
+    tensor has no single truth value; an in-graph assert under ``torch.compile``.
     """
+    if torch.compiler.is_compiling():
+        torch._assert_async(torch.isfinite(s).all(), f"{owner}: `{name}` contains NaN or infinite values "
+                            "(or its column sums overflow); RS-Pool needs finite embeddings")
+        return
     try:
         bad = not bool(torch.isfinite(s).all())
     except RuntimeError:  # a vmap-batched tensor: data-dependent control flow is not allowed
@@ -306,14 +329,31 @@ def rs_pool(
     if batch.numel() != n:
         raise ValueError(f"{owner}: `batch` must have one entry per row of `x` ({n}), got {batch.numel()}")
     batch = batch.long()
-    if n > 0 and int(batch.min()) < 0:
-        raise ValueError(f"{owner}: `batch` must be >= 0, got min {int(batch.min())}")
-    needed = int(batch.max()) + 1 if n > 0 else 0
-    if size is None:
-        size = needed
-    elif not isinstance(size, int) or size < needed:
-        raise ValueError(f"{owner}: `size` must be an int >= batch.max() + 1 = {needed}, got {size!r}")
+    size = _check_index(batch, size, owner, "batch", "size")
     return _rs_pool_flat(x, batch, size, num_iterations, alpha, eps)
+
+
+def _check_index(index: Tensor, size, owner: str, name: str, size_name: str):
+    """Check the group ids ``index`` (>= 0, below ``size``) and return ``size`` (default max + 1)."""
+    n = index.numel()
+    # under torch.compile ``size`` may be a traced SymInt (PyG passes index.max() + 1): no branch on its value
+    symbolic = torch.compiler.is_compiling()
+    if size is not None:
+        if isinstance(size, bool) or not isinstance(size, (numbers.Integral, torch.SymInt)):
+            raise ValueError(f"{owner}: `{size_name}` must be an int >= 0, got {size!r}")
+        if symbolic:
+            torch._check(size >= 0, lambda: f"{owner}: `{size_name}` must be an int >= 0")
+        elif size < 0:
+            raise ValueError(f"{owner}: `{size_name}` must be an int >= 0, got {size!r}")
+    if n == 0:
+        return 0 if size is None else size if symbolic else int(size)
+    _check_values(lambda: index.min() >= 0, lambda compiled: f"{owner}: `{name}` must be >= 0, got min "
+                  + ("< 0" if compiled else str(int(index.min()))))
+    if size is None:
+        return int(index.max()) + 1
+    _check_values(lambda: index.max() < size, lambda compiled: f"{owner}: `{size_name}` must be an int >= "
+                  f"{name}.max() + 1" + ("" if compiled else f" = {int(index.max()) + 1}, got {size!r}"))
+    return size if symbolic else int(size)
 
 
 def to_dense(x: Tensor, batch: Tensor, size: int) -> Tensor:
@@ -342,6 +382,10 @@ def _rs_pool_flat(x: Tensor, batch: Tensor, size: int, num_iterations: int, alph
     Pads into ``[size, N_max, d]`` and runs the dense kernel when that costs at most ``PAD_LIMIT``
     times the input's rows; otherwise (skewed group sizes: a hub node's messages) scatter sums.
     """
+    if torch.compiler.is_compiling():  # no branch on the group sizes: scatter sums, O(n d), static shapes
+        out, s = _rs_pool_scatter(x, batch, size, int(num_iterations), float(alpha), float(eps))
+        _check_finite_sums(s, x, owner, name)
+        return out
     if size == 0 or x.size(1) == 0:
         return x.new_zeros(size, x.size(1))
     n = x.size(0)
