@@ -14,6 +14,7 @@ POS = Control.positive("oracle", "knows the answer")
 
 
 def claim(kind="headline", controls=(NEG, POS), **kw):
+    kw.setdefault("instance", "reduced")
     return Claim("c1", "the method beats the baseline", kind=kind, criterion=Criterion.at_least("gain", 0.05),
                  controls=controls, **kw)
 
@@ -86,7 +87,7 @@ def test_hand_judgement_is_refused_for_a_criterion_claim_and_by_the_runner_check
         claim().judge(True)
     old = Claim("c1", "old form", criterion="gain >= 0.05", kind="headline").judge(True)
     validate_outcome(Outcome([old]), hand_verdicts_allowed=True)
-    with pytest.raises(RuntimeError, match="judged by hand"):
+    with pytest.raises(RuntimeError, match="not judged by the machinery"):
         validate_outcome(Outcome([old]), hand_verdicts_allowed=False)
 
 

@@ -118,6 +118,8 @@ def jsonable(value: Any) -> Any:
 
 def format_number(x) -> str:
     """A figure as a person reads it: 4 significant digits, 3 in scientific form for very large or small."""
+    if x is None:
+        return "-"
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         return str(x)
     if isinstance(x, numbers.Integral):
