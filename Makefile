@@ -32,4 +32,5 @@ demo: $(VENV)/.installed-all
 # pretrained model fails the run (tests/conftest.py prints every skip and its reason at the end)
 test: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/neurips25 claims --check
 	NEURIPS25_REQUIRE_ALL=1 $(VENV)/bin/python -m pytest
