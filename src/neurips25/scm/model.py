@@ -14,6 +14,7 @@ import dataclasses
 import json
 import numbers
 import os
+import warnings
 from pathlib import Path
 
 import torch
@@ -207,8 +208,14 @@ class StreamingContentMonitor(nn.Module):
         if share not in (None, True, False):
             raise ValueError(f"`share` must be None (auto), True or False; got {share!r}")
         use = shares_layers(self, generator) if share is None else share
+        gen_cfg = getattr(generator, "generation_config", None)
+        eos = getattr(gen_cfg, "eos_token_id", None)
+        if gen_cfg is not None and eos is None and getattr(gen_cfg, "pad_token_id", None) is None:
+            warnings.warn("the generator's generation_config has neither eos_token_id nor pad_token_id: generate "
+                          "cuts a flagged row by padding it, so pass pad_token_id= to generate (or set "
+                          "generator.generation_config.pad_token_id)", stacklevel=2)
         return SCMStoppingCriteria(self, policy, prompt_length, generator=generator if use else None,
-                                   pad_token_id=pad_token_id)
+                                   pad_token_id=pad_token_id, eos_token_id=[] if eos is None else eos)
 
     # -- persistence (safetensors + JSON, never pickle) -----------------------------------------------
     def trainable_state(self) -> dict[str, torch.Tensor]:
@@ -241,7 +248,12 @@ class StreamingContentMonitor(nn.Module):
         mon = cls(backbone, **cfg)
         state = load_file(str(p / "monitor.safetensors"))
         if backbone is None:
-            state = {k: v for k, v in state.items() if not k.startswith("backbone.")}
+            own = sorted(k for k in state if k.startswith("backbone."))
+            if own or cfg.get("lora_r"):
+                kind = "LoRA adapters" if cfg.get("lora_r") else "fine-tuned backbone weights"
+                raise ValueError(f"`backbone` is None but the saved monitor holds {kind} ({len(own)} tensors, e.g. "
+                                 f"{own[:1]}) that its heads were trained on; pass the backbone it was trained on "
+                                 "(the same architecture and base weights) to load them")
         missing, unexpected = mon.load_state_dict(state, strict=False)
         want = set(mon.trainable_state())
         if unexpected or want & set(missing):

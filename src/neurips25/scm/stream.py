@@ -9,6 +9,7 @@ the monitoring cost per token does not grow with the prefix.
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -69,6 +70,7 @@ class ScoreTally:
         self.probs: list[float] = []
         self.harmful_count = 0
         self.stopped_at = 0  # 1-based response position where the policy fired, 0 while it has not
+        self.ended = False  # the answer ended by EOS (under generate): nothing after it is scored
 
     def record(self, p: float) -> StepResult:
         self.probs.append(float(p))
@@ -129,6 +131,22 @@ class StreamSession(ScoreTally):
         logits = self.monitor.token_head(h[0, -1])
         self.monitor.train(was_training)
         return self.record(float(logits.softmax(-1)[1]))
+
+
+def _eos_ids(value) -> list[int] | None:
+    """``eos_token_id`` as a list of ints (None: not known; ``[]``: the generator has none)."""
+    if value is None:
+        return None
+    if isinstance(value, torch.Tensor):
+        value = value.reshape(-1).tolist()
+    items = [value] if isinstance(value, numbers.Integral) else value
+    try:
+        items = list(items)
+    except TypeError:
+        items = [items]
+    if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0 for v in items):
+        raise ValueError(f"`eos_token_id` must be a non-negative int, a list of them, or None; got {value!r}")
+    return [int(v) for v in items]
 
 
 def _decoder(model):
@@ -252,6 +270,13 @@ class SCMStoppingCriteria:
     pad_token_id : int, optional
         Own-backbone mode with a left-padded batch: leading ``pad_token_id`` tokens of each row's prompt are
         dropped before the monitor reads it (the shared tap needs nothing: the generator masks the padding).
+    eos_token_id : int or list of int, optional
+        The generator's end-of-sequence ids (``[]``: it has none). A row that emits one has ended: neither the
+        EOS nor the padding ``generate`` appends after it is scored, and the row is not reported as stopped
+        unless the policy fired before. Default: ``generator.generation_config.eos_token_id`` when
+        ``generator`` is given (:meth:`StreamingContentMonitor.guard` always fills it from its generator).
+        Without EOS ids a batch of more than one row warns once: a row that ends by EOS would be scored on
+        padding.
 
     Notes
     -----
@@ -268,6 +293,10 @@ class SCMStoppingCriteria:
       prompt, one token longer) continues the watched answer.
     - greedy or sampled decoding only: beam search (rows whose earlier tokens change between steps) is refused
       with a ValueError, as is a ``prompt_length`` longer than the prompt.
+    - **cut**: the criterion carries an ``eos_token_id`` attribute, which is how transformers' ``generate``
+      decides to pad rows that are done; so a flagged row is padded from its stop on even when the generation
+      config has no EOS id (``generate`` then needs a ``pad_token_id``: pass one, or set the generation
+      config's; :meth:`StreamingContentMonitor.guard` warns when the generator has neither).
 
     Examples
     --------
@@ -275,7 +304,8 @@ class SCMStoppingCriteria:
     ...     out = lm.generate(ids, stopping_criteria=[crit], max_new_tokens=64)
     """
 
-    def __init__(self, monitor, policy: DelayKPolicy, prompt_length: int, generator=None, pad_token_id=None):
+    def __init__(self, monitor, policy: DelayKPolicy, prompt_length: int, generator=None, pad_token_id=None,
+                 eos_token_id=None):
         if isinstance(prompt_length, bool) or not isinstance(prompt_length, numbers.Integral) or prompt_length < 1:
             raise ValueError(f"`prompt_length` must be an integer >= 1; got {prompt_length!r}")
         if not isinstance(policy, DelayKPolicy):
@@ -285,6 +315,13 @@ class SCMStoppingCriteria:
             raise ValueError(f"`pad_token_id` must be an integer or None; got {pad_token_id!r}")
         self.monitor, self.policy, self.prompt_length = monitor, policy, int(prompt_length)
         self.pad_token_id = None if pad_token_id is None else int(pad_token_id)
+        if eos_token_id is None and generator is not None:
+            eos_token_id = getattr(getattr(generator, "generation_config", None), "eos_token_id", None)
+            eos_token_id = [] if eos_token_id is None else eos_token_id  # known: the generator has no EOS
+        #: EOS ids this criterion watches. Its presence (even None) also makes transformers' ``generate`` pad the
+        #: rows that are done, so a flagged row is cut without an EOS id in the generation config.
+        self.eos_token_id = _eos_ids(eos_token_id)
+        self._warned_no_eos = False
         self.sessions: list[ScoreTally] = []
         self._last: torch.Tensor | None = None  # input_ids of the previous step
         self._scored_to = 0  # shared tap: positions scored so far (the same for every row)
@@ -349,21 +386,36 @@ class SCMStoppingCriteria:
             raise ValueError("the rows' earlier tokens changed between two steps (beam search reorders its rows): "
                              "the monitor follows greedy or sampled decoding only")
         self._last = ids.clone()
+        if self.eos_token_id is None and ids.shape[0] > 1 and not self._warned_no_eos:
+            self._warned_no_eos = True
+            warnings.warn("SCMStoppingCriteria has no `eos_token_id`: in a batch, a row that ends by EOS is padded "
+                          "by generate and would go on being scored (and flagged) on its padding; pass "
+                          "eos_token_id= or build the criterion with monitor.guard(generator, ...)", stacklevel=2)
+        eos = set(self.eos_token_id or ())
         if self.tap is None:
             for row, sess in zip(ids, self.sessions):
-                if sess.stopped_at:
+                if sess.stopped_at or sess.ended:
                     continue
                 fed = self.prompt_length + len(sess.probs)
                 for tok in row[fed:].tolist():
+                    if tok in eos:
+                        sess.ended = True
+                        break
                     if sess.step(tok).stop:
                         break
         else:
             end = ids.shape[1] - 1  # the newest token has not been run by the generator yet
-            probs = self.tap.take(self._scored_to, end, ids.shape[0]).tolist()
+            first = self._scored_to
+            probs = self.tap.take(first, end, ids.shape[0]).tolist()
             self._scored_to = end
-            for row, sess in zip(probs, self.sessions):
-                for p in row:
-                    if sess.stopped_at or sess.record(p).stop:
+            for row, toks, sess in zip(probs, ids[:, first:end].tolist(), self.sessions):
+                for p, tok in zip(row, toks):
+                    if sess.stopped_at or sess.ended:
+                        break
+                    if tok in eos:
+                        sess.ended = True
+                        break
+                    if sess.record(p).stop:
                         break
         return self.stopped_rows.to(input_ids.device)
 
