@@ -121,3 +121,35 @@ def _dit_state(tmp_path):
     state_dict_round_trip(a, b, tmp_path / "dit.pt")
     with torch.no_grad():
         assert_close(b(*_dit_inputs(torch.float32, "cpu")), a(*_dit_inputs(torch.float32, "cpu")))
+
+
+@row(C, "diffusers", "a stock DDIMScheduler() / DDPMScheduler() (clip_sample=True, made for images in [-1, 1]) is "
+     "refused by name, naming clip_sample; the same scheduler with clip_sample=False samples N(0, 1)")
+def _clipping_scheduler(tmp_path):
+    import diffusers
+    import pytest
+
+    from neurips25.inverse3d import ObjectiveGuidedSampler
+
+    for cls in (diffusers.DDIMScheduler, diffusers.DDPMScheduler):
+        sched = cls()
+        with pytest.raises(ValueError, match=rf"`scheduler` must not clip.*{cls.__name__} has clip_sample=True"):
+            ObjectiveGuidedSampler(_ExactGaussianPrior(sched.alphas_cumprod), sched, None, 0.0, 5)
+    sched = diffusers.DDIMScheduler.from_config(diffusers.DDIMScheduler().config, clip_sample=False)
+    z = ObjectiveGuidedSampler(_ExactGaussianPrior(sched.alphas_cumprod), sched, None, 0.0, 25).sample(
+        1000, generator=torch.Generator().manual_seed(0))
+    assert 0.85 < float(z.std()) < 1.05, float(z.std())
+
+
+@row(C, "torch", "an objective returning a scalar (the batch mean) instead of (B,) is refused by name")
+def _scalar_objective(tmp_path):
+    import pytest
+
+    from neurips25.inverse3d import ObjectiveGuidedSampler, make_scheduler
+
+    sched = make_scheduler("ddim")
+    s = ObjectiveGuidedSampler(_ExactGaussianPrior(sched.alphas_cumprod), sched,
+                               lambda z: ((z - 1) ** 2).sum((1, 2, 3, 4)).mean(), 1.0, 3)
+    with pytest.raises(ValueError, match=r"`objective` must return one value per latent, shape \(B,\) = \(4,\); "
+                                         r"got shape \(\)"):
+        s.sample(4, generator=torch.Generator().manual_seed(0))

@@ -123,3 +123,36 @@ def test_guidance_scale_and_n_are_checked():
     s = ObjectiveGuidedSampler(GaussianPrior(sched), sched, _j, __import__("numpy").float32(0.5), 3)
     with pytest.raises(ValueError, match="`n` must be an integer"):
         s.sample(0)
+
+
+def test_clipping_scheduler_is_refused_by_name():
+    # issue #59: a stock DDIMScheduler() (clip_sample=True) clipped every ẑ0 to [-1, 1] and shrank an exact N(0, I)
+    # prior to s.d. 0.70, silently; thresholding (also built for images in [-1, 1]) does the same
+    import diffusers
+
+    for sched, what in ((diffusers.DDIMScheduler(), "clip_sample=True"),
+                        (diffusers.DDPMScheduler(), "clip_sample=True"),
+                        (diffusers.DDIMScheduler(clip_sample=False, thresholding=True), "thresholding=True")):
+        with pytest.raises(ValueError, match=rf"`scheduler`.*{type(sched).__name__} has {what}.*clip_sample=False"):
+            ObjectiveGuidedSampler(GaussianPrior(sched), sched, None, 0.0)
+    # a scheduler swapped in after construction is checked when sampling
+    sched = make_scheduler("ddim")
+    s = ObjectiveGuidedSampler(GaussianPrior(sched), sched, None, 0.0, num_inference_steps=2)
+    s.scheduler = diffusers.DDIMScheduler()
+    with pytest.raises(ValueError, match="DDIMScheduler has clip_sample=True"):
+        s.sample(2)
+    # the fix the message names works: the same stock scheduler without clipping samples the prior at s.d. ~0.93
+    sched = diffusers.DDIMScheduler.from_config(diffusers.DDIMScheduler().config, clip_sample=False)
+    z = ObjectiveGuidedSampler(GaussianPrior(sched), sched, None, 0.0, 25).sample(1000,
+                                                                                  torch.Generator().manual_seed(0))
+    assert 0.88 < float(z.std()) < 1.02
+
+
+@pytest.mark.parametrize("bad", [lambda z: _j(z).mean(), lambda z: _j(z)[:, None], lambda z: _j(z)[:1]])
+def test_objective_not_one_value_per_latent_is_refused_by_name(bad):
+    # issue #59: an objective returning the batch mean (a scalar) weakened guidance B-fold (~64x), silently
+    sched = make_scheduler("ddim")
+    s = ObjectiveGuidedSampler(GaussianPrior(sched), sched, bad, 1.0, num_inference_steps=2)
+    with pytest.raises(ValueError, match=r"`objective` must return one value per latent, shape \(B,\) = \(4,\); "
+                                         r"got shape \((|4, 1|1,)\)"):
+        s.sample(4, generator=torch.Generator().manual_seed(0))

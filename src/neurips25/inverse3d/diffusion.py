@@ -166,9 +166,11 @@ class ObjectiveGuidedSampler:
         The sampler follows the diffusers loop: the start noise is scaled by ``init_noise_sigma``, the DiT
         reads ``scale_model_input(sample, t)`` (the variance-preserving ``z_t`` it was trained on, whatever
         the scheduler's parametrisation), and ``step`` gets the generator (DDPM's ancestral noise, Euler's
-        churn). A scheduler predicting anything but epsilon is refused by name.
+        churn). A scheduler predicting anything but epsilon, or clipping / thresholding ẑ0 (diffusers' default
+        ``clip_sample=True`` of DDIM and DDPM, made for images in [-1, 1]), is refused by name.
     objective : callable or None
-        ``J(z0) -> (B,)`` tensor, differentiable, lower is better; ``None`` = unguided sampling.
+        ``J(z0) -> (B,)`` tensor, one value per latent (any other shape is refused), differentiable, lower is
+        better; ``None`` = unguided sampling.
     guidance_scale : float, default 1.0
         ``gamma`` >= 0.
     num_inference_steps : int, default 50
@@ -236,6 +238,9 @@ class ObjectiveGuidedSampler:
         if not isinstance(J, torch.Tensor):
             raise ValueError(f"`objective` must return a torch tensor (B,) differentiable in z0 (guidance needs its "
                              f"gradient); got {type(J).__name__}")
+        if tuple(J.shape) != (z0.shape[0],):  # a batch mean would weaken every latent's guidance B-fold, silently
+            raise ValueError(f"`objective` must return one value per latent, shape (B,) = ({z0.shape[0]},); got shape "
+                             f"{tuple(J.shape)} (a scalar such as the batch mean divides each latent's guidance by B)")
         if not J.requires_grad:
             raise ValueError("`objective` must be differentiable in z0: its output has no gradient path to z0 "
                              "(computed under no_grad, detached, or not a function of z0)")
@@ -257,6 +262,7 @@ class ObjectiveGuidedSampler:
             raise ValueError(f"`n` must be an integer >= 1; got {n!r}")
         dtype = self._dtype() if dtype is None else dtype
         sched = self.scheduler
+        _check_scheduler(sched)  # also one swapped in after construction
         sched.set_timesteps(self.num_inference_steps)
         z = torch.randn((int(n), *self.dit.latent_shape), generator=generator, dtype=dtype)
         z = z * float(getattr(sched, "init_noise_sigma", 1.0))
@@ -278,3 +284,11 @@ def _check_scheduler(scheduler):
     if pred != "epsilon":
         raise ValueError(f"`scheduler` must predict epsilon (the DiT is an epsilon predictor and guidance edits "
                          f"epsilon); {name} has prediction_type={pred!r}")
+    # clipping and thresholding are built for images in [-1, 1]; the latents are standardised, so they clip every ẑ0
+    # estimate and shrink the samples (a stock DDIMScheduler(): s.d. 0.70 on an exact N(0, I) prior)
+    for key in ("clip_sample", "thresholding"):
+        if getattr(getattr(scheduler, "config", None), key, False):
+            raise ValueError(f"`scheduler` must not clip ẑ0: {name} has {key}=True (made for images in [-1, 1]; the "
+                             f"latents are standardised, and clipping shrinks the samples). Pass one with "
+                             f"clip_sample=False, thresholding=False: {name}.from_config(scheduler.config, "
+                             f"clip_sample=False, thresholding=False), or make_scheduler()")
