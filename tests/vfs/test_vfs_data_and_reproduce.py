@@ -112,10 +112,10 @@ def _fig(**kw):
 def test_c2_negative_control_gates_the_verdict():
     # guards issue 44: a random stage 1 that covers as well as VFS makes the headline vacuous, not reproduced
     from neurips25.repro import Scale
-    from neurips25.vfs.reproduce import CONFIGS, claims_for
+    from neurips25.vfs.reproduce import declare_claims
 
     def c2():
-        return claims_for(CONFIGS[Scale.SMOKE])[1]
+        return declare_claims(Scale.SMOKE)[1]
 
     ok = c2().record(_fig(), controls={"random_stage1": _fig(P_a=0.0), "random_features": _fig(P_a=0.0),
                                        "one_stage_all_rows": _fig()})
@@ -130,14 +130,14 @@ def test_c2_negative_control_gates_the_verdict():
 def test_c3b_is_decided_by_the_interval_not_one_lost_rep():
     # guards the v2 review: one lost rep in 20 (point loss 0.05 > 0.03) must not read "not reproduced"
     from neurips25.repro import Scale
-    from neurips25.vfs.reproduce import CONFIGS, _loss_interval, claims_for
+    from neurips25.vfs.reproduce import _loss_interval, declare_claims
 
     def c3b(lost, n):
         lo, hi = _loss_interval(lost, 0, n)
         return {"loss": lost / n, "loss_ci_low": lo, "loss_ci_high": hi}
 
     def verdict(m, ctl):
-        return claims_for(CONFIGS[Scale.QUICK])[3].record(m, controls={"r_quarter": ctl}).verdict
+        return declare_claims(Scale.QUICK)[3].record(m, controls={"r_quarter": ctl}).verdict
 
     bad = c3b(12, 20)  # the r=0.25 control: lower end far above 0.03
     assert verdict(c3b(1, 20), bad) == "inconclusive"
@@ -145,3 +145,16 @@ def test_c3b_is_decided_by_the_interval_not_one_lost_rep():
     assert verdict(c3b(0, 20), bad) == "inconclusive"  # 20 loss-free reps cannot show a 0.03 margin
     assert verdict(c3b(10, 20), bad) == "not_reproduced"
     assert verdict(c3b(0, 200), c3b(0, 200)) == "inconclusive"  # a control that passes makes it vacuous
+    # v4 (issue #58): two-sided, "about no loss": a large gain lies outside 0 +- 0.03 as well
+    gain = {"loss": -0.5, "loss_ci_low": -0.7, "loss_ci_high": -0.3}
+    assert verdict(gain, bad) == "not_reproduced"
+
+
+def test_v4_kinds_and_instance_words():
+    from neurips25.repro import Scale
+    from neurips25.vfs.reproduce import declare_claims
+
+    by_id = {c.id: c for c in declare_claims(Scale.QUICK)}
+    assert by_id["c5_mixed_signs"].kind.value == "check"  # not a paper claim (issue #58)
+    for c in by_id.values():
+        assert c.kind.value == "check" or c.instance == "reduced"

@@ -16,14 +16,14 @@ c3a two-stage saving (check, v3: it is an identity of p, G, m and d1)  on the sa
       decrypts and receives >= 5x fewer ciphertexts than one-stage. Negative control: two-stage keeping
       every group.
 c3b subsampling without loss  coverage with r=3 vs no sampling at 1% positives, paired reps, 95% interval
-      of the coverage loss. v3: decided by the interval only: reproduced iff its upper end <= 0.03, not
-      reproduced iff its lower end > 0.03, else undecided (inconclusive). Negative control: r=0.25.
+      of the coverage loss. Decided by the interval only, two-sided (v4: ``Criterion.interval(side="within")``):
+      passes iff it lies within 0 +- 0.03, fails iff it lies wholly outside, else undecided. Negative: r=0.25.
       ``pad_to=1`` (no id leak) costs are measured beside it.
 c4 downstream  L1-logistic with C by inner CV on the training part (one rule for both models) on the VFS set
       vs the true set: reproduced iff the upper end of the 95% interval of the AUC gap is <= 0.01. v3: 20
       reps at quick (10 flipped between seeds). Negative control: a random feature set of the VFS set's
       size. Positive control: the true set plus as many random noise columns as VFS carries beyond it.
-c5 mixed signs (stress, not a paper claim)  on a design whose true group sums cancel exactly (balanced
+c5 mixed signs (a check since v4: not a paper claim)  on a design whose true group sums cancel exactly (balanced
       classes, +b/-b pairs): VFS true-feature retention >= one-stage retention - 0.03. Negative control:
       stage 1 keeping random groups. Positive control (v3): VFS on the same design with same-sign effects.
 c6 privacy (check)  the passive party's backend cannot decrypt and holds no factor of n; returned
@@ -49,7 +49,7 @@ import scipy.sparse as sp
 from scipy import stats
 from scipy.special import expit
 
-from neurips25.repro import Claim, Control, Criterion, Outcome, Scale, progress, register
+from neurips25.repro import Claim, Control, Criterion, Outcome, Scale, measure, progress, register
 from neurips25.repro.intervals import mean_interval
 from neurips25.vfs.crypto import EncryptedVector, PaillierBackend
 from neurips25.vfs.data import column_block, logistic_labels, make_vertical_sparse_classification, sparse_binary_matrix
@@ -395,22 +395,18 @@ def _rep_data(cfg: VFSConfig, seed: int, i: int):
     return data, y_rare, int(rng.integers(2**31)), rng
 
 
-def _c3b_rule(m) -> bool | None:
-    """c3b (v3): decided by the interval of the coverage loss alone; None while it straddles 0.03."""
-    lo, hi = m.get("loss_ci_low"), m.get("loss_ci_high")
-    if lo is None or hi is None:
-        return None
-    if hi <= 0.03:
-        return True
-    return False if lo > 0.03 else None
-
-
 def _c2_rule(m) -> bool | None:
     return m["P_a"] >= 0.95 and m["P_a"] >= m["P_a_one_stage_all_rows"] - 0.03
 
 
-def claims_for(cfg: VFSConfig) -> list[Claim]:
+SIMULATED = dict(instance="reduced", instance_note="simulated sparse vertical data as in the paper's simulations "
+                 "(generator reconstructed), p = 20,000 at quick instead of ~100,000; the paper's real data sets "
+                 "are not used")
+
+
+def declare_claims(scale: Scale) -> list[Claim]:
     """The seven claims with their criteria and controls, declared before anything is measured."""
+    cfg = CONFIGS[scale]
     c1 = Claim(
         "c1_exact",
         statement="The secure protocol computes exactly the plaintext screening statistics "
@@ -444,7 +440,7 @@ def claims_for(cfg: VFSConfig) -> list[Claim]:
             Control.negative("random_features", "a random set of d2 features"),
             Control.positive("one_stage_all_rows", "one-stage screening on all rows (= centralized SIS)"),
         ],
-        kind="headline",
+        kind="headline", **SIMULATED,
     )
     c3a = Claim(
         "c3a_two_stage_saving",
@@ -461,17 +457,16 @@ def claims_for(cfg: VFSConfig) -> list[Claim]:
         "c3b_subsampling",
         statement="Subsampling makes VFS cheap under severe imbalance without losing accuracy.",
         paper_value="qualitative",
-        criterion=Criterion(
+        criterion=Criterion.interval(
+            "loss_ci_low", "loss_ci_high", 0.0, "within",
             f"at {cfg.rare_rate:.0%} positives, {cfg.reps_rare} paired reps, 95% interval of the coverage loss "
-            f"of r={cfg.ratio:g} vs no sampling (Clopper-Pearson, union bound): passes iff its upper end <= "
-            "0.03, fails iff its lower end > 0.03, else undecided (v3: the interval decides, not the point)",
-            "loss_ci_high", _c3b_rule, "upper <= 0.03 (fails: lower > 0.03)",
-        ),
+            f"of r={cfg.ratio:g} vs no sampling (Clopper-Pearson, union bound), two-sided: passes iff it lies "
+            "within 0 +- 0.03, fails iff it lies wholly outside, else undecided", key="loss", band=0.03),
         controls=[Control.negative("r_quarter", f"r={cfg.control_ratio:g}: far too few negatives")],
         no_positive_control="a lossless subsample is no sampling itself; and with zero lost reps the interval's "
         f"upper end is {_loss_interval(0, 0, cfg.reps_rare)[1]:.3f} at {cfg.reps_rare} reps, so only about "
         "144 loss-free reps could pass",
-        kind="supporting",
+        kind="supporting", **SIMULATED,
     )
     c4 = Claim(
         "c4_downstream",
@@ -487,7 +482,7 @@ def claims_for(cfg: VFSConfig) -> list[Claim]:
             Control.positive("true_plus_noise", "the true set plus as many random noise columns as the VFS "
                              "set holds beyond it (an ideal screen of VFS's size)"),
         ],
-        kind="supporting",
+        kind="supporting", **SIMULATED,
     )
     c5 = Claim(
         "c5_mixed_signs",
@@ -502,7 +497,7 @@ def claims_for(cfg: VFSConfig) -> list[Claim]:
             Control.negative("random_groups", "stage 1 keeping random groups (stage 2 as VFS's)"),
             Control.positive("same_sign", "VFS on the same design with all-positive effects (sums do not cancel)"),
         ],
-        kind="supporting",
+        kind="check",
     )
     c6 = Claim(
         "c6_privacy",
@@ -524,7 +519,7 @@ def claims_for(cfg: VFSConfig) -> list[Claim]:
 @register("vfs")
 def run(scale: Scale, seed: int, out: Path) -> Outcome:
     cfg = CONFIGS[scale]
-    c1, c2, c3a, c3b, c4, c5, c6 = claims_for(cfg)
+    c1, c2, c3a, c3b, c4, c5, c6 = declare_claims(scale)
 
     # --- c1 / c6: real Paillier ---------------------------------------------------------------------------
     pai_missing = ""
@@ -685,17 +680,13 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         return {"identical_fraction": float(np.mean(ok)), "seeds": len(rows), "foreign_key_refused": foreign_refused}
 
     if pai:
-        f1, f1c = exact_figs(pai), exact_figs(pai_bad)
+        f1, f1c = exact_figs(pai), measure(exact_figs, pai_bad)
         c1.record(
             f1, controls={"corrupted_label": f1c}, details={"seeds": pai, "corrupted": pai_bad},
             note=f"n={cfg.pai_n}, p={cfg.pai_p}, {cfg.pai_rate:.0%} positives, r={cfg.ratio:g}, {cfg.pai_key_bits}-bit",
-            summary=f"identical D_u and sets on {f1['identical_fraction']:.0%} of {len(pai)} seeds "
-            f"({cfg.pai_key_bits}-bit keys), foreign-key ciphertexts {'refused' if foreign_refused else 'ACCEPTED'}; "
-            f"control (one label ciphertext corrupted) identical on {f1c['identical_fraction']:.0%}",
         )
     else:
-        c1.record(None, controls={"corrupted_label": None}, unmeasured=pai_missing,
-                  summary="Paillier not installed (fed extra); not checked")
+        c1.record(None, controls={"corrupted_label": None}, unmeasured=pai_missing)
 
     # c2
     nm = len(main)
@@ -706,18 +697,14 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         return {"P_a": k / nm, "P_a_ci95": _proportion_ci(k, nm), "P_a_one_stage_all_rows": P_o, "reps": nm}
 
     f2 = cov_figs("cov_vfs")
-    ctl2 = {"random_stage1": cov_figs("cov_random_stage1"), "random_features": cov_figs("cov_control"),
-            "one_stage_all_rows": cov_figs("cov_one_all")}
+    ctl2 = {"random_stage1": measure(cov_figs, "cov_random_stage1"),
+            "random_features": measure(cov_figs, "cov_control"), "one_stage_all_rows": measure(cov_figs, "cov_one_all")}
     c2.record(
         f2, controls=ctl2,
         details={"P_a_one_stage_same_rows": mean(main, "cov_one_same_rows"), "d2": [r["d2"] for r in main]},
         note=f"n={cfg.n}, p={cfg.p}, density {cfg.density}, {cfg.main_rate:.0%} positives, {nm} reps. One-stage on "
         "all rows equals centralized SIS (exact integer arithmetic). The random-stage-1 control keeps all 3 true "
         "groups with probability about (d1/G)^3.",
-        summary=f"VFS P_a {f2['P_a']:.2f} (95% CI {f2['P_a_ci95'][0]:.2f}-{f2['P_a_ci95'][1]:.2f}) vs one-stage "
-        f"{P_o:.2f}; needs >= 0.95 and >= one-stage - 0.03; controls: random stage 1 "
-        f"{ctl2['random_stage1']['P_a']:.2f}, random d2 set {ctl2['random_features']['P_a']:.2f} (must fail); "
-        f"one-stage all rows {P_o:.2f} (must pass)",
     )
 
     # c3a
@@ -730,7 +717,7 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         return {"saving": min(dec, ret), "decryption_ratio": dec, "returned_ciphertext_ratio": ret,
                 "hom_op_ratio_same_rows": ratio(main, "cost_one_same_rows", arm, "hom_operations")}
 
-    f3a, f3a_c = saving_figs("cost_vfs"), saving_figs("cost_all_groups")
+    f3a, f3a_c = saving_figs("cost_vfs"), measure(saving_figs, "cost_all_groups")
     c3a.record(
         f3a, controls={"all_groups": f3a_c},
         details={
@@ -745,10 +732,6 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         },
         note="Both arms on the same r=3 sample, so label subsampling is factored out; the ratio is p / (G + m d1) "
         "by construction. Costs counted by the plaintext backend with the Paillier formulas (equal counts are tested).",
-        summary=f"decryptions {f3a['decryption_ratio']:.1f}x and returned ciphertexts "
-        f"{f3a['returned_ciphertext_ratio']:.1f}x fewer; needs >= 5x; hom. ops only "
-        f"{f3a['hom_op_ratio_same_rows']:.2f}x; "
-        f"control (all groups kept) {f3a_c['saving']:.2f}x",
     )
 
     # c3b
@@ -761,7 +744,7 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         return {"loss": (lost - gained) / nr, "loss_ci_low": lo, "loss_ci_high": hi, "reps_lost": lost,
                 "reps_gained": gained, "reps": nr, "P_a": mean(rare, key)}
 
-    f3b, f3b_c = loss_figs("cov_r3"), loss_figs("cov_control")
+    f3b, f3b_c = loss_figs("cov_r3"), measure(loss_figs, "cov_control")
     pc = pad_cost
     c3b.record(
         f3b, controls={"r_quarter": f3b_c},
@@ -777,10 +760,6 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         f"(pad_to=1, rep 0): encryptions {pc['r3']['encryptions']:,} -> {pc['r3_pad_to_1']['encryptions']:,}, "
         f"hom. ops {pc['r3']['hom_operations']:,} -> {pc['r3_pad_to_1']['hom_operations']:,} (no sampling: "
         f"{pc['no_sampling']['encryptions']:,} / {pc['no_sampling']['hom_operations']:,}).",
-        summary=f"loss {f3b['loss']:+.3f} (P_a {f3b['P_a']:.2f} vs {mean(rare, 'cov_all'):.2f}), 95% CI "
-        f"[{f3b['loss_ci_low']:+.3f}, {f3b['loss_ci_high']:+.3f}]; passes iff upper <= 0.03, fails iff lower > 0.03; "
-        f"control r={cfg.control_ratio:g}: loss {f3b_c['loss']:+.2f}, CI [{f3b_c['loss_ci_low']:+.2f}, "
-        f"{f3b_c['loss_ci_high']:+.2f}]",
     )
 
     # c4
@@ -790,25 +769,22 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         return {"gap": float(np.mean(gaps)), "gap_ci_low": lo, "gap_ci_high": hi, "auc": mean(main, key), "reps": nm}
 
     f4 = gap_figs("auc_vfs")
-    ctl4 = {"random_set": gap_figs("auc_control"), "true_plus_noise": gap_figs("auc_true_plus_noise")}
+    ctl4 = {"random_set": measure(gap_figs, "auc_control"), "true_plus_noise": measure(gap_figs, "auc_true_plus_noise")}
     c4.record(
         f4, controls=ctl4,
         details={"auc_oracle": mean(main, "auc_oracle"), "C_vfs": [r["C_vfs"] for r in main],
                  "C_oracle": [r["C_oracle"] for r in main]},
         note=f"liblinear L1-logistic trained on the n={cfg.n} screening rows, tested on {cfg.n_test} fresh rows "
         "from the same model; C chosen per model and rep by inner CV on the training rows only.",
-        summary=f"AUC gap {f4['gap']:+.4f} (95% CI [{f4['gap_ci_low']:+.4f}, {f4['gap_ci_high']:+.4f}]); needs upper "
-        f"<= 0.01; controls: random set gap {ctl4['random_set']['gap']:+.3f} (must fail), true set + "
-        f"noise gap {ctl4['true_plus_noise']['gap']:+.4f}, upper {ctl4['true_plus_noise']['gap_ci_high']:+.4f} "
-        "(must pass)",
     )
 
     # c5
-    ret_o = mean(mixed, "cancel_retention_one")
-    f5 = {"retention": mean(mixed, "cancel_retention_vfs"), "retention_one_stage": ret_o}
-    ctl5 = {"random_groups": {"retention": mean(mixed, "cancel_retention_control"), "retention_one_stage": ret_o},
-            "same_sign": {"retention": mean(mixed, "same_sign_retention_vfs"),
-                          "retention_one_stage": mean(mixed, "same_sign_retention_one")}}
+    def mixed_figs(arm, design="cancel"):
+        return {"retention": mean(mixed, f"{design}_retention_{arm}"),
+                "retention_one_stage": mean(mixed, f"{design}_retention_one")}
+
+    f5 = mixed_figs("vfs")
+    ctl5 = {"random_groups": measure(mixed_figs, "control"), "same_sign": measure(mixed_figs, "vfs", "same_sign")}
     c5.record(
         f5, controls=ctl5,
         details={
@@ -823,10 +799,6 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         f"{cfg.mix_active_groups} true groups of 4 features with effects +1,-1,+1,-1, 50% positives (the swap "
         f"symmetry makes each true group's sum independent of y), d1={cfg.mix_groups_keep} groups, "
         f"d2={cfg.mix_features_keep}, no sampling. The positive control is the same design with all-positive effects.",
-        summary=f"VFS retention {f5['retention']:.2f} vs one-stage {ret_o:.2f} (true groups kept at stage 1 "
-        f"{mean(mixed, 'cancel_groups_kept_vfs'):.2f}); needs >= one-stage - 0.03; controls: random groups "
-        f"{ctl5['random_groups']['retention']:.2f} (must fail); same-sign design {ctl5['same_sign']['retention']:.2f} "
-        f"vs {ctl5['same_sign']['retention_one_stage']:.2f} (must pass)",
     )
 
     # c6
@@ -835,14 +807,9 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
             priv, controls={"v1_behaviour": priv_ctrl},
             note="Semi-honest active party; the label-message validation cannot detect non-0/1 encrypted labels "
             "(no zero-knowledge proofs). Without padding the passive party knows every unsent row is negative.",
-            summary=f"passive backend {priv['passive_backend']} cannot decrypt; re-randomized "
-            f"{priv['ciphertexts_rerandomized']}; malformed refused {sum(priv['malformed_refused'].values())}/3; "
-            f"rows known negative {priv['rows_known_negative']:.2f} with pad_to=1; control (v1: not re-randomized, "
-            f"unpadded) {priv_ctrl['rows_known_negative']:.2f} known negative",
         )
     else:
-        c6.record(None, controls={"v1_behaviour": None}, unmeasured=pai_missing,
-                  summary="Paillier not installed (fed extra); not checked")
+        c6.record(None, controls={"v1_behaviour": None}, unmeasured=pai_missing)
 
     _figure(main, rare, mixed, cfg, out)
     return Outcome(
