@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from neurips25.perm_sgd.reproduce import _c1_rule, _c4_rule, _c5_rule, _shuffled_cycles
-from neurips25.repro import Claim, Control, Criterion
+from neurips25.perm_sgd.reproduce import _c1_rule, _c5_rule, _shuffled_cycles, declare_claims
 from neurips25.repro.runner import run_one
 
 
@@ -18,19 +17,23 @@ def test_smoke_reproduction(tmp_path):
     assert slopes["GraB"] < slopes["RR"] < slopes["IG (sorted)"]
     claims = {c["id"]: c for c in res["claims"]}
     # the broken GraB (balanced on other vectors) grows like RR, not like GraB: c1's control fails
-    assert slopes["GraB on other vectors"] > 0.3
+    other = claims["c1"]["measured"]["controls"]["grab_other_vectors"]
+    assert other["slopes"]["GraB on other vectors"] > 0.3 and other["max_slope_dependent"] > 0.3
+    # the controls ran on their own vector draws: none of their figures is the method's
+    assert other["slope_RR"] != claims["c1"]["measured"]["method"]["slope_RR"]
     assert {r["name"]: r["passes"] for r in claims["c1"]["control_results"]} == {
         "rr_as_arbitrary": False, "grab_other_vectors": False}
-    # c5 cannot be fitted at smoke (2 cycles): inconclusive, with the positive toy control still measured
+    # every control ran in this run (measure), none handed over as a dict (issue 58)
+    assert all(r["provenance"].startswith("ran ") for c in ("c1", "c2", "c3", "c4")
+               for r in claims[c]["control_results"])
+    # c5 cannot be fitted at smoke (2 cycles): inconclusive
     assert claims["c5"]["verdict"] == "inconclusive"
+    assert all(c["instance"] == "stand-in" for c in res["claims"])
 
 
 def test_c4_control_gates_the_verdict():
     def claim():
-        return Claim("c4", "balanced client order wins", kind="supporting",
-                     criterion=Criterion("wins", "win_fraction", _c4_rule),
-                     controls=[Control.negative("grab_sequential", "sequential GraB"),
-                               Control.positive("one_client_per_round", "S = 1")])
+        return {c.id: c for c in declare_claims("quick")}["c4"]
 
     win, lose = {"win_fraction": 1.0, "RR_beats_uniform": True}, {"win_fraction": 0.2, "RR_beats_uniform": True}
     assert claim().record(win, controls={"grab_sequential": lose, "one_client_per_round": win}).verdict == "reproduced"
@@ -47,8 +50,23 @@ def test_c4_control_gates_the_verdict():
 def test_rules():
     assert _c1_rule({"IG_phi_over_n_ratio": 1.01, "slope_RR": 0.52, "max_slope_dependent": 0.1}) is True
     assert _c1_rule({"IG_phi_over_n_ratio": 0.70, "slope_RR": 0.52, "max_slope_dependent": 0.1}) is False
-    assert _c1_rule({"IG_phi_over_n_ratio": 1.0, "slope_RR": 0.52}) is None
     assert _c5_rule({"A_gap": 0.3, "A": 1.2}) is False and _c5_rule({"A_gap": 0.3, "A": 0.5}) is True
+    c1 = {c.id: c for c in declare_claims("quick")}["c1"]
+    assert c1.rule({"IG_phi_over_n_ratio": 1.0, "slope_RR": 0.52}) is None  # missing figure: undecided
+
+
+def _c3(dep, dep_lo, dep_hi):
+    return {"dependent_minus_RR": dep, "dependent_minus_RR_lo": dep_lo, "dependent_minus_RR_hi": dep_hi,
+            "RR_minus_SO": -0.02, "RR_minus_SO_lo": -0.03, "RR_minus_SO_hi": -0.01, "no_n_by_d_state": True}
+
+
+def test_c3_is_decided_by_intervals_through_the_machinery():
+    rule = {c.id: c for c in declare_claims("quick")}["c3"].rule
+    assert rule(_c3(-0.02, -0.03, -0.01)) is True
+    assert rule(_c3(-0.02, -0.04, 0.01)) is None  # the interval straddles 0: undecided
+    assert rule(_c3(0.01, 0.005, 0.02)) is False  # GraB worse than RR
+    assert rule(_c3(-0.02, None, None)) is None  # one seed: no interval, undecided
+    assert not any(p for p in ({c.id: c for c in declare_claims("quick")}["c3"].preconditions))
 
 
 def test_shuffled_cycles_keep_each_runs_values():

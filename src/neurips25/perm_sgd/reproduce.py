@@ -1,11 +1,12 @@
 """Reproduction of the unified analysis of permutation-based SGD (Li, Lyu & Liu, NeurIPS 2025).
 
 The paper is theoretical; its framework must recover the known rates of each permutation category.
-Four experiments check those rates and the mechanism (criteria fixed in issue 5 before any run):
+Four experiments check those rates and the mechanism (criteria fixed in issue 5 before any run; verdicts v4,
+issue 58: every claim in :func:`declare_claims`, each control computed by its own runs):
 
 (a) order error vs n on herding toy vectors (GraB's Fig. 1 analogue)           -> c1
 (b) L2 logistic regression on digits, F - F* vs n at fixed epochs (PL rates)  -> c2
-(c) a one-hidden-layer MLP on digits through the PyTorch sampler (nonconvex)  -> c3
+(c) a one-hidden-layer MLP on digits through the PyTorch sampler, lr tuned on held-out seeds (nonconvex) -> c3
 (d) FedAvg on 20 label-skewed clients, 4 per round, client permutations       -> c4, c5
 """
 
@@ -36,7 +37,7 @@ from neurips25.perm_sgd.orderings import (
 from neurips25.perm_sgd.problems import L2LogisticRegression, SoftmaxRegression
 from neurips25.perm_sgd.sgd import order_error, permuted_sgd, prefix_deviation
 from neurips25.perm_sgd.theory import fit_dependence
-from neurips25.repro import Claim, Control, Criterion, Outcome, Precondition, Scale, finite_figure, progress, register
+from neurips25.repro import Claim, Control, Criterion, Outcome, Scale, measure, progress, register
 from neurips25.repro.intervals import mean_interval
 
 
@@ -58,7 +59,8 @@ class Config:
     pl_c: float  # eta = c * log(nK) / (mu n K), the theory's schedule
     # (c) nonconvex MLP
     mlp_epochs: int
-    mlp_seeds: int
+    mlp_seeds: int  # judging seeds
+    mlp_tune_seeds: int  # held-out seeds the lr is tuned on (c3, v4)
     mlp_lrs: tuple[float, ...]
     mlp_hidden: int
     mlp_batch: int
@@ -78,20 +80,21 @@ class Config:
 SCALES = {
     Scale.SMOKE: Config(toy_ns=(128, 256, 512), toy_dim=64, toy_seeds=1, toy_epochs=6,
                         pl_datasets=("digits",), pl_ns=(64, 128), pl_epochs=(8,), pl_seeds=1, pl_alpha=0.1,
-                        pl_c=2.0, mlp_epochs=1, mlp_seeds=1, mlp_lrs=(0.1,), mlp_hidden=16, mlp_batch=16,
-                        mlp_n=128, mlp_max_extend=0, mlp_tol=0.005,
+                        pl_c=2.0, mlp_epochs=1, mlp_seeds=1, mlp_tune_seeds=1, mlp_lrs=(0.1,), mlp_hidden=16,
+                        mlp_batch=16, mlp_n=128, mlp_max_extend=0, mlp_tol=0.005,
                         fl_rounds=10, fl_seeds=1, fl_clients=20, fl_per_round=4, fl_local_steps=5,
                         fl_lr=0.1, fl_alpha=1e-3),
     Scale.QUICK: Config(toy_ns=tuple(2 ** k for k in range(8, 15)), toy_dim=128, toy_seeds=3, toy_epochs=12,
                         pl_datasets=("digits",), pl_ns=(128, 256, 512, 1024), pl_epochs=(16, 32), pl_seeds=5,
-                        pl_alpha=0.1, pl_c=2.0, mlp_epochs=10, mlp_seeds=5, mlp_lrs=(0.05, 0.1, 0.2),
+                        pl_alpha=0.1, pl_c=2.0, mlp_epochs=10, mlp_seeds=5, mlp_tune_seeds=2, mlp_lrs=(0.05, 0.1, 0.2),
                         mlp_hidden=32, mlp_batch=16, mlp_n=1797, mlp_max_extend=3, mlp_tol=0.005,
                         fl_rounds=60, fl_seeds=5, fl_clients=20,
                         fl_per_round=4, fl_local_steps=5, fl_lr=0.1, fl_alpha=1e-3),
     Scale.PAPER: Config(toy_ns=tuple(2 ** k for k in range(8, 15)), toy_dim=128, toy_seeds=5, toy_epochs=14,
                         pl_datasets=("digits", "breast_cancer"), pl_ns=(64, 128, 256, 512, 1024),
                         pl_epochs=(16, 32, 64), pl_seeds=5, pl_alpha=0.1, pl_c=2.0, mlp_epochs=30,
-                        mlp_seeds=5, mlp_lrs=(0.05, 0.1, 0.2, 0.4), mlp_hidden=32, mlp_batch=16, mlp_n=1797,
+                        mlp_seeds=5, mlp_tune_seeds=3, mlp_lrs=(0.05, 0.1, 0.2, 0.4), mlp_hidden=32, mlp_batch=16,
+                        mlp_n=1797,
                         mlp_max_extend=4, mlp_tol=0.005, fl_rounds=100, fl_seeds=5, fl_clients=20, fl_per_round=4,
                         fl_local_steps=5, fl_lr=0.1, fl_alpha=1e-3),
 }
@@ -118,36 +121,50 @@ def balanced_order(policy, V: np.ndarray, epochs: int) -> tuple[np.ndarray, list
     return order, phis
 
 
-def experiment_order_error(cfg: Config, seed: int) -> dict:
-    phi = {k: np.zeros((cfg.toy_seeds, len(cfg.toy_ns)))
-           for k in ("IG (sorted)", "RR", "GraB", "PairGraB", "GraB on other vectors")}
+def _phi(kind: str, V: np.ndarray, sd: int, cfg: Config) -> tuple[float, list | None]:
+    """The order error of one order ``kind`` on vectors ``V`` (and, for a balanced order, phi per epoch)."""
+    n = len(V)
+    if kind == "IG (sorted)":
+        return order_error(V, sorted_order(V)), None
+    if kind == "RR":
+        return order_error(V, RandomReshuffling(n, seed=sd).next_epoch()), None
+    if kind == "GraB on other vectors":  # balanced on an independent draw: its information is about other data
+        order, _ = balanced_order(GraB(n, seed=sd), herding_vectors(n, cfg.toy_dim, seed=sd + 500), cfg.toy_epochs)
+        return order_error(V, order), None
+    order, trace = balanced_order((GraB if kind == "GraB" else PairGraB)(n, seed=sd), V, cfg.toy_epochs)
+    return order_error(V, order), trace
+
+
+def experiment_order_error(cfg: Config, seed: int, arbitrary: str = "IG (sorted)", independent: str = "RR",
+                           dependent: tuple = ("GraB", "PairGraB"), offset: int = 0) -> dict:
+    """c1's figures from its own runs: median phi over seeds of the order in each slot (arbitrary, independent,
+    dependent) on herding vectors; a control puts another order in one slot and draws its own vectors
+    (``offset``). The method's run also keeps GraB's phi per balancing epoch and RR's (c5's toy fits)."""
+    kinds = tuple(dict.fromkeys((arbitrary, independent, *dependent)))
+    phi = {k: np.zeros((cfg.toy_seeds, len(cfg.toy_ns))) for k in kinds}
     grab_trace, rr_trace = [], []
     for s in range(cfg.toy_seeds):
+        sd = seed * 1000 + s + offset
         for j, n in enumerate(progress(cfg.toy_ns, desc=f"(a) order error, seed {s}")):
-            V = herding_vectors(n, cfg.toy_dim, seed=seed * 1000 + s)
-            phi["IG (sorted)"][s, j] = order_error(V, sorted_order(V))
-            phi["RR"][s, j] = order_error(V, RandomReshuffling(n, seed=seed * 1000 + s).next_epoch())
-            order, trace = balanced_order(GraB(n, seed=seed * 1000 + s), V, cfg.toy_epochs)
-            phi["GraB"][s, j] = order_error(V, order)
-            if j == len(cfg.toy_ns) - 1:
-                grab_trace.append(trace)
-            order, _ = balanced_order(PairGraB(n, seed=seed * 1000 + s), V, cfg.toy_epochs)
-            phi["PairGraB"][s, j] = order_error(V, order)
-            # control: GraB balanced on an independent draw of vectors (its information is about other data)
-            W = herding_vectors(n, cfg.toy_dim, seed=seed * 1000 + s + 500)
-            order, _ = balanced_order(GraB(n, seed=seed * 1000 + s), W, cfg.toy_epochs)
-            phi["GraB on other vectors"][s, j] = order_error(V, order)
-            if j == len(cfg.toy_ns) - 1:  # an independent order's phi over as many epochs (c5's toy control)
-                rr = RandomReshuffling(n, seed=seed * 1000 + s)
+            V = herding_vectors(n, cfg.toy_dim, seed=sd)
+            for k in kinds:
+                phi[k][s, j], trace = _phi(k, V, sd, cfg)
+                if k == "GraB" and j == len(cfg.toy_ns) - 1:
+                    grab_trace.append(trace)
+            if "GraB" in kinds and j == len(cfg.toy_ns) - 1:  # an independent order's phi over as many epochs
+                rr = RandomReshuffling(n, seed=sd)
                 rr_trace.append([order_error(V, rr.next_epoch()) for _ in range(cfg.toy_epochs + 1)])
     med = {k: np.median(v, axis=0) for k, v in phi.items()}
     slopes = {k: loglog_slope(cfg.toy_ns, v) for k, v in med.items()}
-    # the dependent recursion on fixed vectors (no drift): phi_q ~ A phi_{q-1} + C
-    trace = np.array(grab_trace)
-    fit = fit_dependence(trace, np.zeros_like(trace))
-    fit_rr = fit_dependence(np.array(rr_trace), np.zeros_like(trace))
-    return {"ns": list(cfg.toy_ns), "median_phi": {k: v.tolist() for k, v in med.items()}, "slopes": slopes,
-            "grab_trace": trace.tolist(), "grab_toy_fit": fit._asdict(), "rr_toy_fit": fit_rr._asdict()}
+    ns = cfg.toy_ns
+    out = {"IG_phi_over_n_ratio": float((med[arbitrary][-1] / ns[-1]) / (med[arbitrary][-2] / ns[-2])),
+           "slope_RR": slopes[independent], "max_slope_dependent": max(slopes[k] for k in dependent),
+           "ns": list(ns), "median_phi": {k: v.tolist() for k, v in med.items()}, "slopes": slopes}
+    if grab_trace:  # the dependent recursion on fixed vectors (no drift): phi_q ~ A phi_{q-1} + C
+        trace = np.array(grab_trace)
+        out |= {"grab_trace": trace.tolist(), "grab_toy_fit": fit_dependence(trace, np.zeros_like(trace))._asdict(),
+                "rr_toy_fit": fit_dependence(np.array(rr_trace), np.zeros_like(trace))._asdict()}
+    return out
 
 
 # ---------------------------------------------------------------- (b) PL rates
@@ -250,67 +267,78 @@ MLP_METHODS = ("SO", "RR", "GraB")
 
 
 def paired(diff: np.ndarray) -> dict:
-    """Mean of paired differences over seeds with its 95% Student-t interval (none if a run diverged)."""
+    """Mean of paired differences over seeds with its 95% Student-t interval (None if a run diverged)."""
     diff = np.asarray(diff, dtype=float)
     per_seed = [float(v) for v in diff]
     if len(diff) < 2 or not np.all(np.isfinite(diff)):
-        return {"mean": float(np.mean(diff)), "lo": float("-inf"), "hi": float("inf"), "per_seed": per_seed}
+        return {"mean": float(np.mean(diff)), "lo": None, "hi": None, "per_seed": per_seed}
     iv = mean_interval(diff)
     return {"mean": iv.mean, "lo": iv.lo, "hi": iv.hi, "per_seed": per_seed}
 
 
-def experiment_mlp(cfg: Config, seed: int) -> dict:
+def _digits_tensors(cfg: Config, seed: int):
     import torch
     from sklearn.datasets import load_digits
 
     Xn, yn = load_digits(return_X_y=True)
     Xn = (Xn - Xn.mean(0)) / np.where(Xn.std(0) > 0, Xn.std(0), 1.0)
     sub = np.random.default_rng(seed).permutation(len(yn))[: cfg.mlp_n]
-    X = torch.tensor(Xn[sub], dtype=torch.float32)
-    y = torch.tensor(yn[sub], dtype=torch.long)
-    grid: dict = {m: {} for m in MLP_METHODS}  # lr -> per-seed final losses
-    secs = {m: 0.0 for m in MLP_METHODS}
-    state_bytes = 0
+    return torch.tensor(Xn[sub], dtype=torch.float32), torch.tensor(yn[sub], dtype=torch.long)
+
+
+def tune_mlp_lr(cfg: Config, seed: int) -> dict:
+    """Held-out lr tuning (c3): each order's lr is the best median final loss on the TUNING seeds (initial
+    weights and order streams never used for judging), the grid extended x2 past an edge optimum."""
+    X, y = _digits_tensors(cfg, seed)
+    tune = [seed * 1000 + 100 + s for s in range(cfg.mlp_tune_seeds)]
+    grid: dict = {m: {} for m in MLP_METHODS}
 
     def evaluate(m, lr):
-        nonlocal state_bytes
-        if lr in grid[m]:
-            return
-        row = np.zeros(cfg.mlp_seeds)
-        for s in progress(range(cfg.mlp_seeds), desc=f"(c) MLP {m} lr={lr:g}", total=cfg.mlp_seeds):
-            t0 = time.perf_counter()
-            row[s], b = train_mlp(cfg, m, lr, seed * 1000 + s, X, y)
-            secs[m] += time.perf_counter() - t0
-            state_bytes = max(state_bytes, b)
-        grid[m][lr] = row
+        if lr not in grid[m]:
+            grid[m][lr] = np.array([train_mlp(cfg, m, lr, s, X, y)[0]
+                                    for s in progress(tune, desc=f"(c) tune {m} lr={lr:g}", total=len(tune))])
 
-    best, interior = {}, {}
+    best = {}
     for m in MLP_METHODS:
         for lr in cfg.mlp_lrs:
             evaluate(m, lr)
-        for _ in range(cfg.mlp_max_extend + 1):
+        for _ in range(cfg.mlp_max_extend):
             lrs = sorted(grid[m])
             k = int(np.argmin([np.median(grid[m][v]) for v in lrs]))
-            interior[m] = 0 < k < len(lrs) - 1
-            if interior[m] or len(lrs) - len(cfg.mlp_lrs) >= cfg.mlp_max_extend:
+            if 0 < k < len(lrs) - 1:
                 break
-            evaluate(m, lrs[0] / 2 if k == 0 else lrs[-1] * 2)  # extend the grid past the edge optimum
+            evaluate(m, lrs[0] / 2 if k == 0 else lrs[-1] * 2)
         lrs = sorted(grid[m])
         best[m] = lrs[int(np.argmin([np.median(grid[m][v]) for v in lrs]))]
-        lrs = sorted(grid[m])
-        interior[m] = 0 < lrs.index(best[m]) < len(lrs) - 1
-    L = {m: grid[m][best[m]] for m in MLP_METHODS}
-    # null control: RR against RR with an independent order stream, same lr and initial weights
-    rr2 = np.array([train_mlp(cfg, "RR", best["RR"], seed * 1000 + s, X, y, order_seed=seed * 1000 + s + 500)[0]
-                    for s in range(cfg.mlp_seeds)])
-    diffs = {"GraB-RR": paired((L["GraB"] - L["RR"]) / L["RR"]), "RR-SO": paired((L["RR"] - L["SO"]) / L["RR"]),
-             "control RR'-RR": paired((rr2 - L["RR"]) / L["RR"])}
-    med = {m: float(np.median(L[m])) for m in MLP_METHODS}
+    return {"best_lr": best, "tuning_seeds": tune,
+            "loss_grid": {m: {f"{k:g}": v.tolist() for k, v in sorted(g.items())} for m, g in grid.items()}}
+
+
+def experiment_mlp(cfg: Config, seed: int, best_lr: dict, dependent: str = "GraB", offset: int = 0) -> dict:
+    """c3's figures on the JUDGING seeds at the held-out-tuned lrs: paired relative loss differences
+    dependent - RR and RR - SO (same initial weights per seed). A control passes ``dependent="RR'"`` (RR with
+    an independent order stream, at RR's lr) and its own seeds (``offset``)."""
+    X, y = _digits_tensors(cfg, seed)
+    seeds = [seed * 1000 + s + offset for s in range(cfg.mlp_seeds)]
+    L, state_bytes = {}, 0
+    for m in ("SO", "RR", dependent):
+        row = []
+        for s in progress(seeds, desc=f"(c) MLP {m}", total=len(seeds)):
+            if m == "RR'":
+                loss, b = train_mlp(cfg, "RR", best_lr["RR"], s, X, y, order_seed=s + 500)
+            else:
+                loss, b = train_mlp(cfg, m, best_lr[m], s, X, y)
+            row.append(loss)
+            state_bytes = max(state_bytes, b)
+        L[m] = np.array(row)
+    dep, rs = paired((L[dependent] - L["RR"]) / L["RR"]), paired((L["RR"] - L["SO"]) / L["RR"])
     n_params = X.shape[1] * cfg.mlp_hidden + cfg.mlp_hidden + cfg.mlp_hidden * 10 + 10
-    return {"median_loss": med, "best_lr": best, "interior": interior, "paired_rel_diff": diffs,
-            "loss_grid": {m: {f"{k:g}": v.tolist() for k, v in sorted(g.items())} for m, g in grid.items()},
-            "seconds": secs, "grab_state_bytes": state_bytes, "n_params": n_params, "n": int(X.shape[0]),
-            "n_by_d_float32_bytes": int(X.shape[0]) * n_params * 4}
+    return {"dependent_minus_RR": dep["mean"], "dependent_minus_RR_lo": dep["lo"], "dependent_minus_RR_hi": dep["hi"],
+            "RR_minus_SO": rs["mean"], "RR_minus_SO_lo": rs["lo"], "RR_minus_SO_hi": rs["hi"],
+            "no_n_by_d_state": bool(state_bytes <= 4 * n_params * 8),
+            "per_seed": {"dependent-RR": dep["per_seed"], "RR-SO": rs["per_seed"]},
+            "median_loss": {m: float(np.median(v)) for m, v in L.items()}, "grab_state_bytes": state_bytes,
+            "n_by_d_float32_bytes": int(X.shape[0]) * n_params * 4, "n": int(X.shape[0])}
 
 
 # ---------------------------------------------------------------- (d) federated
@@ -324,8 +352,10 @@ def round_order_error(V: np.ndarray, order: np.ndarray, S: int) -> float:
     return float(dev[S - 1::S].max())
 
 
-def experiment_fl(cfg: Config, seed: int, per_round: int | None = None, schedules=FL_SCHEDULES) -> dict:
+def experiment_fl(cfg: Config, seed: int, per_round: int | None = None, schedules=FL_SCHEDULES,
+                  rounds: int | None = None) -> dict:
     """FedAvg under each client schedule; ``per_round`` (default ``cfg.fl_per_round``) clients per round."""
+    rounds = cfg.fl_rounds if rounds is None else rounds
     S = cfg.fl_per_round if per_round is None else per_round
     X, y = load_digits_multiclass()
     final = {k: np.zeros(cfg.fl_seeds) for k in schedules}
@@ -354,7 +384,7 @@ def experiment_fl(cfg: Config, seed: int, per_round: int | None = None, schedule
                 if _R and (r + 1) % _R == 0:
                     _starts.append(x.copy())
 
-            x = fedavg(lambda c, w, rng, _cl=clients: _cl[c].grad(w), starts[0], sched, cfg.fl_rounds,
+            x = fedavg(lambda c, w, rng, _cl=clients: _cl[c].grad(w), starts[0], sched, rounds,
                        cfg.fl_local_steps, cfg.fl_lr, seed=sd, callback=cb)
             if k != "uniform":
                 # order error of each cycle's rounds, measured at the cycle-start model
@@ -428,53 +458,35 @@ def figures(out: Path, a: dict, b: dict, d: dict) -> None:
 
 # ---------------------------------------------------------------- the reproduction
 
-@register("perm_sgd")
-def run(scale: Scale, seed: int, out: Path) -> Outcome:
-    return _run(scale, seed, out)  # threads: torch and BLAS capped at 1 by the runner (repro.thread_cap)
-
-
 def _c1_rule(m):
     """IG's phi/n flat (1 +/- 0.05), RR's slope 0.5 +/- 0.1, the dependent orders' slopes < 0.2."""
-    flat, rr = finite_figure(m, "IG_phi_over_n_ratio"), finite_figure(m, "slope_RR")
-    dep = finite_figure(m, "max_slope_dependent")
-    if None in (flat, rr, dep):
-        return None
-    return abs(flat - 1) <= 0.05 and abs(rr - 0.5) <= 0.1 and dep < 0.2
+    return (abs(m["IG_phi_over_n_ratio"] - 1) <= 0.05 and abs(m["slope_RR"] - 0.5) <= 0.1
+            and m["max_slope_dependent"] < 0.2)
 
 
-def _c2_rule(m):
-    """Ordered at every (n, K), RR's slope within -1 +/- 0.3 and the dependent slot's within -2 +/- 0.3."""
-    miss = finite_figure(m, "band_miss")
-    if miss is None or "ordered" not in m:
-        return None
-    return bool(m["ordered"]) and miss <= 0.3
+def _all(*parts):
+    """A conjunction over parts that may be undecided: False if any fails, None if any is undecided."""
+    return False if any(p is False for p in parts) else (None if any(p is None for p in parts) else True)
 
 
 def _c3_rule_for(tol: float):
+    dep = Criterion.interval("dependent_minus_RR_lo", "dependent_minus_RR_hi", 0.0, "below")
+    rs = Criterion.interval("RR_minus_SO_lo", "RR_minus_SO_hi", 0.0, "below")
+
     def rule(m):
-        keys = ("dependent_minus_RR", "dependent_minus_RR_hi", "RR_minus_SO", "RR_minus_SO_hi")
-        xs = [finite_figure(m, k) for k in keys]
-        if None in xs or "no_n_by_d_state" not in m:
-            return None
-        dep, dep_hi, rs, rs_hi = xs
-        return dep < -tol and dep_hi < 0 and rs < -tol and rs_hi < 0 and bool(m["no_n_by_d_state"])
+        return _all(m["dependent_minus_RR"] < -tol, m["RR_minus_SO"] < -tol, dep.rule(m), rs.rule(m),
+                    bool(m["no_n_by_d_state"]))
     return rule
 
 
 def _c4_rule(m):
     """The balanced client order wins on >= 80 % of the seeds, and RR cycles beat uniform sampling."""
-    wins = finite_figure(m, "win_fraction")
-    if wins is None or "RR_beats_uniform" not in m:
-        return None
-    return wins >= 0.8 and bool(m["RR_beats_uniform"])
+    return m["win_fraction"] >= 0.8 and bool(m["RR_beats_uniform"])
 
 
 def _c5_rule(m):
     """A of the dependent order exceeds A of the independent one by >= 0.1, with A < 1."""
-    gap, A = finite_figure(m, "A_gap"), finite_figure(m, "A")
-    if gap is None or A is None:
-        return None
-    return gap >= 0.1 and A < 1
+    return m["A_gap"] >= 0.1 and m["A"] < 1
 
 
 def _shuffled_cycles(logs: dict, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -484,211 +496,211 @@ def _shuffled_cycles(logs: dict, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.stack([row[rng.permutation(len(row))] for row in P]), D
 
 
+STAND_IN = "the paper is theoretical (no experiment of its own known here): "
+
+
+def declare_claims(scale: Scale) -> list[Claim]:
+    """The five claims with their criteria and controls (nothing measured)."""
+    tol = SCALES[Scale.parse(scale)].mlp_tol
+    return [
+        Claim("c1", statement="Order error phi (largest prefix-sum deviation) grows like n for an "
+              "adversarial fixed order, sqrt(n) for independent reshuffling and O~(1) for dependent "
+              "GraB-type orders",
+              paper_value="arbitrary O(n), independent O(sqrt n), dependent O~(1) (theory; no figure)",
+              criterion=Criterion("median phi over seeds: the arbitrary slot (adversarial IG) has phi/n flat "
+                                  "(ratio of phi/n at the last two sizes within 1 +/- 0.05); the independent slot "
+                                  "(RR) log-log slope 0.5 +/- 0.1; the dependent slot (GraB and PairGraB) slope "
+                                  "< 0.2 (polylog)", "max_slope_dependent", _c1_rule, "< 0.2"),
+              controls=[Control.negative("rr_as_arbitrary", "RR in the arbitrary slot (its phi/n must not be flat), "
+                                         "every slot run on its own vector draws"),
+                        Control.negative("grab_other_vectors", "GraB balanced on an independent draw of vectors in "
+                                         "the dependent slot (the balancing step fed the wrong information), every "
+                                         "slot run on its own vector draws")],
+              no_positive_control="the three growth rates are the claim itself: an order with a planted phi "
+                                  "would test only order_error, which the unit tests check exactly",
+              kind="supporting", instance="stand-in",
+              instance_note=STAND_IN + "centred uniform herding vectors (GraB's Fig. 1 analogue) stand in for the "
+              "gradients of the theorem; a verdict says whether the three growth rates show on them"),
+        Claim("c2", statement="PL setting: with the theory's step size, F - F* after K epochs is "
+              "O~(1/K^2) for IG, O~(1/(nK^2)) for RR, O~(1/(nK)^2) for GraB",
+              paper_value="rates recovered by the unified theorem: 1/K^2, 1/(nK^2), 1/(n^2K^2) (no figure)",
+              criterion=Criterion("median over seeds dependent <= RR <= IG at every (n, K); at the largest K the "
+                                  "slope of median (F - F*) / log^2(nK) vs n is -1 +/- 0.3 for RR and -2 +/- 0.3 "
+                                  "for the dependent order (GraB); band_miss is the larger distance from a band "
+                                  "centre over datasets", "band_miss",
+                                  lambda m: bool(m["ordered"]) and m["band_miss"] <= 0.3, "<= 0.3"),
+              controls=[Control.negative("IG_as_dependent", "incremental gradient (label-sorted) in the "
+                                                            "dependent slot"),
+                        Control.negative("SO_as_dependent", "a single shuffle reused every epoch (SO) in the "
+                                                            "dependent slot")],
+              no_positive_control="no order is known to reach 1/(nK)^2 on this problem other than the one "
+                                  "under test",
+              kind="headline", instance="stand-in",
+              instance_note=STAND_IN + "L2 logistic regression on scikit-learn digits subsamples is one instance of "
+              "the PL class of the theorem; a verdict says whether the stated rates show on it, not whether the "
+              "theorem holds"),
+        Claim("c3", statement="Nonconvex: dependent orders train faster than independent, "
+              "independent faster than a single shuffle (GraB < RR < SO), at O(d) extra memory",
+              paper_value="rates T^-2/3 (GraB) < n^1/3 T^-2/3 (RR); SO arbitrary (no figure)",
+              criterion=Criterion(f"each order at its lr tuned on held-out seeds (v4, issue 58: tuning seeds never "
+                                  f"judged); on the judging seeds, paired (same initial weights): mean relative loss "
+                                  f"difference dependent-RR and RR-SO both < -{tol:g} with the 95% t-interval below "
+                                  "0 (an interval across 0 is undecided); the dependent order's state holds no "
+                                  "n x d buffer", "dependent_minus_RR", _c3_rule_for(tol), f"< -{tol:g}"),
+              controls=[Control.negative("rr_second_stream", "RR with an independent order stream in the "
+                                         "dependent slot (RR's tuned lr), SO / RR / RR' run on the control's own "
+                                         "initial weights")],
+              no_positive_control="no order is known to beat RR on this MLP; the claim is that GraB does",
+              kind="supporting", instance="stand-in",
+              instance_note=STAND_IN + "a one-hidden-layer MLP on scikit-learn digits through the PyTorch sampler is "
+              "one nonconvex instance; a verdict says whether GraB < RR < SO shows on it"),
+        Claim("c4", statement="Federated: regularized participation (each client once per cycle) beats "
+              "uniform client sampling, and a balanced (GraB) client order beats a reshuffled one "
+              "(label-skewed clients)",
+              paper_value="FL extension of the unified analysis (no figure)",
+              criterion=Criterion("median final global loss RR-cycle < uniform, and the balanced client order's "
+                                  "final loss <= RR's on >= 4/5 of the seeds (paired)", "win_fraction", _c4_rule,
+                                  ">= 0.8"),
+              controls=[Control.negative("grab_sequential", "client-level sequential GraB (balances clients as if "
+                                                            "they ran one after another) as the balanced order"),
+                        Control.positive("one_client_per_round", "the same comparison with 1 client per round, "
+                                                                 "where rounds are sequential and GraB's setting "
+                                                                 "holds exactly")],
+              kind="supporting", instance="stand-in",
+              instance_note=STAND_IN + "FedAvg of softmax regression on 20 label-skewed digit clients is one "
+              "federated instance; a verdict says whether the orderings' benefit shows on it"),
+        Claim("c5", statement="The generalized (dependent) assumption: the order error of a dependent order "
+              "contracts across epochs, phi_q <= A phi_{q-1} + B drift_q + C, while an independent order has "
+              "no dependence (reconstructed form)",
+              paper_value="reconstructed; the paper's constants are not known here",
+              criterion=Criterion("non-negative least-squares fit of the order errors per cycle: A of the "
+                                  "dependent order exceeds A of the independent order (RR) by >= 0.1, with A < 1",
+                                  "A_gap", _c5_rule, ">= 0.1"),
+              controls=[Control.negative("cycles_shuffled", "the round-level GraB order errors with each run's "
+                                                            "cycles put in a random order (any dependence "
+                                                            "across cycles removed), against the same RR fit"),
+                        Control.positive("one_client_per_round", "v4: on the same federated clients, GraB against "
+                                         "RR client orders with 1 client per round (GraB's sequential setting), "
+                                         "enough rounds for >= 5 cycles")],
+              kind="supporting", instance="stand-in",
+              instance_note=STAND_IN + "the client orders of the c4 federated run; a verdict says whether the "
+              "reconstructed recursion shows there"),
+    ]
+
+
+@register("perm_sgd")
+def run(scale: Scale, seed: int, out: Path) -> Outcome:
+    return _run(scale, seed, out)  # threads: torch and BLAS capped at 1 by the runner (repro.thread_cap)
+
+
+def _c2_figures(b: dict, slot: str) -> dict:
+    miss, ordered = 0.0, True
+    for r in b["datasets"].values():
+        sl = r["slopes_log_corrected"]
+        miss = max(miss, abs(sl["RR"] + 1), abs(sl[slot] + 2))
+        ordered &= r["ordered_every_setting"][slot]
+    first = next(iter(b["datasets"].values()))["slopes_log_corrected"]
+    return {"band_miss": miss, "ordered": bool(ordered), "slope_dependent": first[slot], "slope_RR": first["RR"]}
+
+
+def _c4_figures(res: dict, balanced: str, seeds: int) -> dict:
+    losses = {k: np.array(v) for k, v in res["final_loss"].items()}
+    wins = int(np.sum(losses[balanced] <= losses["RR"]))
+    return {"win_fraction": wins / seeds, "wins": wins,
+            "RR_beats_uniform": bool(res["median_final_loss"]["RR"] < res["median_final_loss"]["uniform"]),
+            "median_rel_margin": float(np.median((losses["RR"] - losses[balanced]) / losses["RR"]))}
+
+
+def _c5_figures(f: dict, f_indep: dict) -> dict:
+    return {"A_gap": f["A"] - f_indep["A"], "A": f["A"], "A_independent": f_indep["A"], "r2": f["r2"]}
+
+
+def _c5_one_per_round(cfg: Config, seed: int) -> dict:
+    """c5's positive control: GraB vs RR client orders at 1 client per round, >= 5 cycles."""
+    d = experiment_fl(cfg, seed, per_round=1, schedules=("RR", "GraB-seq"), rounds=max(cfg.fl_rounds,
+                                                                                        5 * cfg.fl_clients))
+    return _c5_figures(d["dependence_fit"]["GraB-seq"], d["dependence_fit"]["RR"])
+
+
+def _c5_shuffled(d: dict, seed: int) -> dict:
+    P_sh, D_sh = _shuffled_cycles(d["logs"]["GraB-round"], seed)
+    return _c5_figures(fit_dependence(P_sh, D_sh)._asdict(), d["dependence_fit"]["RR"])
+
+
 def _run(scale: Scale, seed: int, out: Path) -> Outcome:
     cfg = SCALES[scale]
-    c1 = Claim("c1", statement="Order error phi (largest prefix-sum deviation) grows like n for an "
-               "adversarial fixed order, sqrt(n) for independent reshuffling and O~(1) for dependent "
-               "GraB-type orders",
-               paper_value="arbitrary O(n), independent O(sqrt n), dependent O~(1) (theory; no figure)",
-               criterion=Criterion("median phi over seeds: the arbitrary slot (adversarial IG) has phi/n flat "
-                                   "(ratio of phi/n at the last two sizes within 1 +/- 0.05); the independent slot "
-                                   "(RR) log-log slope 0.5 +/- 0.1; the dependent slot (GraB and PairGraB) slope "
-                                   "< 0.2 (polylog)", "max_slope_dependent", _c1_rule, "< 0.2"),
-               controls=[Control.negative("rr_as_arbitrary", "RR's phi in the arbitrary slot (its phi/n must not "
-                                                             "be flat)"),
-                         Control.negative("grab_other_vectors", "GraB balanced on an independent draw of vectors "
-                                                                "in the dependent slot (the balancing step fed "
-                                                                "the wrong information)")],
-               no_positive_control="the three growth rates are the claim itself: an order with a planted phi "
-                                   "would test only order_error, which the unit tests check exactly",
-               kind="supporting")
-    c2 = Claim("c2", statement="PL setting: with the theory's step size, F - F* after K epochs is "
-               "O~(1/K^2) for IG, O~(1/(nK^2)) for RR, O~(1/(nK)^2) for GraB",
-               paper_value="rates recovered by the unified theorem: 1/K^2, 1/(nK^2), 1/(n^2K^2) (no figure)",
-               criterion=Criterion("median over seeds dependent <= RR <= IG at every (n, K); at the largest K the "
-                                   "slope of median (F - F*) / log^2(nK) vs n is -1 +/- 0.3 for RR and -2 +/- 0.3 "
-                                   "for the dependent order (GraB); band_miss is the larger distance from a band "
-                                   "centre over datasets", "band_miss", _c2_rule, "<= 0.3"),
-               controls=[Control.negative("IG_as_dependent", "incremental gradient (label-sorted) in the "
-                                                             "dependent slot"),
-                         Control.negative("SO_as_dependent", "a single shuffle reused every epoch (SO) in the "
-                                                             "dependent slot")],
-               no_positive_control="no order is known to reach 1/(nK)^2 on this problem other than the one "
-                                   "under test",
-               kind="headline")
-    c3 = Claim("c3", statement="Nonconvex: dependent orders train faster than independent, "
-               "independent faster than a single shuffle (GraB < RR < SO), at O(d) extra memory",
-               paper_value="rates T^-2/3 (GraB) < n^1/3 T^-2/3 (RR); SO arbitrary (no figure)",
-               criterion=Criterion(f"each method at its own tuned lr; paired over seeds (same initial weights): "
-                                   f"mean relative loss difference dependent-RR and RR-SO both < -{cfg.mlp_tol:g} "
-                                   "with the 95% t-interval below 0; the dependent order's state holds no n x d "
-                                   "buffer", "dependent_minus_RR", _c3_rule_for(cfg.mlp_tol), f"< -{cfg.mlp_tol:g}"),
-               controls=[Control.negative("rr_second_stream", "RR with an independent order stream in the "
-                                                              "dependent slot (same lr and initial weights)")],
-               no_positive_control="no order is known to beat RR on this MLP; the claim is that GraB does",
-               preconditions=[Precondition("every method's tuned lr is interior to its grid (grid extended x2 "
-                                           "while the optimum sits on an edge)",
-                                           lambda m: bool(m.get("all_lrs_interior")))],
-               kind="supporting")
-    c4 = Claim("c4", statement="Federated: regularized participation (each client once per cycle) beats "
-               "uniform client sampling, and a balanced (GraB) client order beats a reshuffled one "
-               "(label-skewed clients)",
-               paper_value="FL extension of the unified analysis (no figure)",
-               criterion=Criterion("median final global loss RR-cycle < uniform, and the balanced client order's "
-                                   "final loss <= RR's on >= 4/5 of the seeds (paired)", "win_fraction", _c4_rule,
-                                   ">= 0.8"),
-               controls=[Control.negative("grab_sequential", "client-level sequential GraB (balances clients as if "
-                                                             "they ran one after another) as the balanced order"),
-                         Control.positive("one_client_per_round", "the same comparison with 1 client per round, "
-                                                                  "where rounds are sequential and GraB's setting "
-                                                                  "holds exactly")],
-               kind="supporting")
-    c5 = Claim("c5", statement="The generalized (dependent) assumption: the order error of a dependent order "
-               "contracts across epochs, phi_q <= A phi_{q-1} + B drift_q + C, while an independent order has "
-               "no dependence (reconstructed form)",
-               paper_value="reconstructed; the paper's constants are not known here",
-               criterion=Criterion("non-negative least-squares fit of the order errors per cycle: A of the "
-                                   "dependent order exceeds A of the independent order (RR) by >= 0.1, with A < 1",
-                                   "A_gap", _c5_rule, ">= 0.1"),
-               controls=[Control.negative("cycles_shuffled", "the round-level GraB order errors with each run's "
-                                                             "cycles put in a random order (any dependence "
-                                                             "across cycles removed), against the same RR fit"),
-                         Control.positive("toy_fixed_vectors", "GraB against RR on the fixed herding vectors of (a) "
-                                                               "(drift 0), where GraB's contraction is known")],
-               kind="supporting")
+    claims = {c.id: c for c in declare_claims(scale)}
+    secs = {}
 
     t0 = time.perf_counter()
-    a = experiment_order_error(cfg, seed)
-    ta = time.perf_counter() - t0
-    s = a["slopes"]
-    ns, mp = cfg.toy_ns, a["median_phi"]
-    flat = {k: (mp[k][-1] / ns[-1]) / (mp[k][-2] / ns[-2]) for k in ("IG (sorted)", "RR")}
-    dep = max(s["GraB"], s["PairGraB"])
-
-    def figs1(ratio, dep_slope):
-        return {"IG_phi_over_n_ratio": ratio, "slope_RR": s["RR"], "max_slope_dependent": dep_slope}
-
-    c1.record(figs1(flat["IG (sorted)"], dep),
-              controls={"rr_as_arbitrary": figs1(flat["RR"], dep),
-                        "grab_other_vectors": figs1(flat["IG (sorted)"], s["GraB on other vectors"])},
-              details={"slopes": s},
-              note=f"z ~ U[0,1]^{cfg.toy_dim} centred, n = {ns[0]}..{ns[-1]}, {cfg.toy_seeds} seed(s); "
-              f"GraB/PairGraB after {cfg.toy_epochs} balancing epochs on the same vectors",
-              summary=f"IG phi/n ratio {flat['IG (sorted)']:.3f} (needs 1 +/- 0.05; control RR "
-              f"{flat['RR']:.3f}); slopes RR {s['RR']:.2f} (0.5 +/- 0.1), GraB {s['GraB']:.2f}, "
-              f"PairGraB {s['PairGraB']:.2f} (< 0.2; control GraB on other vectors {s['GraB on other vectors']:.2f})")
+    a = measure(experiment_order_error, cfg, seed)
+    claims["c1"].record(
+        a, controls={"rr_as_arbitrary": measure(experiment_order_error, cfg, seed, arbitrary="RR",
+                                                dependent=("GraB",), offset=7000),
+                     "grab_other_vectors": measure(experiment_order_error, cfg, seed,
+                                                   dependent=("GraB on other vectors",), offset=7000)},
+        note=f"z ~ U[0,1]^{cfg.toy_dim} centred, n = {cfg.toy_ns[0]}..{cfg.toy_ns[-1]}, {cfg.toy_seeds} seed(s); "
+        f"GraB/PairGraB after {cfg.toy_epochs} balancing epochs on the same vectors")
+    a = a.raw()
+    secs["a"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     b = experiment_pl(cfg, seed)
-    tb = time.perf_counter() - t0
-    meas2, summ2 = {}, []
-
-    def figs2(slot):
-        miss, ordered, first = 0.0, True, None
-        for r in b["datasets"].values():
-            sl = r["slopes_log_corrected"]
-            miss = max(miss, abs(sl["RR"] + 1), abs(sl[slot] + 2))
-            ordered &= r["ordered_every_setting"][slot]
-            first = sl[slot] if first is None else first
-        return {"band_miss": miss, "ordered": bool(ordered), "slope_dependent": first,
-                "slope_RR": next(iter(b["datasets"].values()))["slopes_log_corrected"]["RR"]}
-
-    for ds, r in b["datasets"].items():
-        sl = r["slopes_log_corrected"]
-        meas2[ds] = {"ordered": r["ordered_every_setting"], "slopes_log_corrected": sl, "slopes_raw": r["slopes_raw"]}
-        summ2.append(f"{ds}: slopes RR {sl['RR']:.2f} (-1 +/- 0.3), GraB {sl['GraB']:.2f} (-2 +/- 0.3), "
-                     f"controls IG {sl['IG']:.2f}, SO {sl['SO']:.2f}; ordered {r['ordered_every_setting']['GraB']}")
-    c2.record(figs2("GraB"), controls={"IG_as_dependent": figs2("IG"), "SO_as_dependent": figs2("SO")},
-              details=meas2,
-              note=f"L2 logistic (alpha = {cfg.pl_alpha}), n in {cfg.pl_ns} subsampled, K in {cfg.pl_epochs}, "
-              f"{cfg.pl_seeds} seed(s), eta = {cfg.pl_c} log(nK)/(mu n K); IG in label-sorted order; slopes "
-              "divide out the log^2(nK) of the step-size schedule (the O~; chosen after v1 prototypes)",
-              summary="; ".join(summ2))
+    claims["c2"].record(
+        measure(_c2_figures, b, "GraB"),
+        controls={"IG_as_dependent": measure(_c2_figures, b, "IG"), "SO_as_dependent": measure(_c2_figures, b, "SO")},
+        details={ds: {"ordered": r["ordered_every_setting"], "slopes_log_corrected": r["slopes_log_corrected"],
+                      "slopes_raw": r["slopes_raw"]} for ds, r in b["datasets"].items()},
+        note=f"L2 logistic (alpha = {cfg.pl_alpha}), n in {cfg.pl_ns} subsampled, K in {cfg.pl_epochs}, "
+        f"{cfg.pl_seeds} seed(s), eta = {cfg.pl_c} log(nK)/(mu n K); IG in label-sorted order; slopes "
+        "divide out the log^2(nK) of the step-size schedule (the O~; chosen after v1 prototypes)")
+    secs["b"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    c = experiment_mlp(cfg, seed)
-    tc = time.perf_counter() - t0
-    pdf = c["paired_rel_diff"]
-    no_nd = c["grab_state_bytes"] <= 4 * c["n_params"] * 8
-    interior = bool(all(c["interior"].values()))
-
-    def figs3(dep_diff, nd):
-        return {"dependent_minus_RR": dep_diff["mean"], "dependent_minus_RR_hi": dep_diff["hi"],
-                "RR_minus_SO": pdf["RR-SO"]["mean"], "RR_minus_SO_hi": pdf["RR-SO"]["hi"],
-                "no_n_by_d_state": nd, "all_lrs_interior": interior}
-
-    ctrl_mean = pdf["control RR'-RR"]["mean"]
-    c3.record(figs3(pdf["GraB-RR"], no_nd), controls={"rr_second_stream": figs3(pdf["control RR'-RR"], True)},
-              details={"paired_rel_diff": pdf, "median_loss": c["median_loss"], "best_lr": c["best_lr"],
-                       "interior": c["interior"], "grab_state_bytes": c["grab_state_bytes"],
-                       "n_x_d_bytes": c["n_by_d_float32_bytes"]},
-              note=f"64-{cfg.mlp_hidden}-10 tanh MLP on {c['n']} digits, batch {cfg.mlp_batch} with "
-              f"per-example GraB, {cfg.mlp_epochs} epochs, {cfg.mlp_seeds} seed(s), lr grid {cfg.mlp_lrs} "
-              f"extended x2 up to {cfg.mlp_max_extend} times; tuned lrs {c['best_lr']} (interior {c['interior']})",
-              summary=f"paired rel. diff GraB-RR {100 * pdf['GraB-RR']['mean']:+.2f}% "
-              f"[{100 * pdf['GraB-RR']['lo']:+.2f}, {100 * pdf['GraB-RR']['hi']:+.2f}], RR-SO "
-              f"{100 * pdf['RR-SO']['mean']:+.2f}% [{100 * pdf['RR-SO']['lo']:+.2f}, "
-              f"{100 * pdf['RR-SO']['hi']:+.2f}]; need < -{100 * cfg.mlp_tol:g}% with CI < 0; control RR'-RR "
-              f"{100 * ctrl_mean:+.2f}%; tuned lrs interior: {interior}")
+    tuned = tune_mlp_lr(cfg, seed)
+    c = measure(experiment_mlp, cfg, seed, tuned["best_lr"])
+    claims["c3"].record(
+        c, controls={"rr_second_stream": measure(experiment_mlp, cfg, seed, tuned["best_lr"], dependent="RR'",
+                                                 offset=500)},
+        details=tuned,
+        note=f"64-{cfg.mlp_hidden}-10 tanh MLP on {cfg.mlp_n} digits, batch {cfg.mlp_batch} with per-example "
+        f"GraB, {cfg.mlp_epochs} epochs; lr tuned per order on {cfg.mlp_tune_seeds} held-out seed(s) over "
+        f"{cfg.mlp_lrs} (extended x2 up to {cfg.mlp_max_extend} times), judged on {cfg.mlp_seeds} other seed(s); "
+        f"tuned lrs {tuned['best_lr']}")
+    secs["c"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     d = experiment_fl(cfg, seed)
     d1 = experiment_fl(cfg, seed, per_round=1, schedules=("uniform", "RR", "GraB-seq"))
-    td = time.perf_counter() - t0
-    md, fl = d["median_final_loss"], {k: np.array(v) for k, v in d["final_loss"].items()}
-    fl1 = {k: np.array(v) for k, v in d1["final_loss"].items()}
-
-    def figs4(res, balanced):
-        losses = {k: np.array(v) for k, v in res["final_loss"].items()}
-        wins = int(np.sum(losses[balanced] <= losses["RR"]))
-        return {"win_fraction": wins / cfg.fl_seeds, "wins": wins,
-                "RR_beats_uniform": bool(res["median_final_loss"]["RR"] < res["median_final_loss"]["uniform"]),
-                "median_rel_margin": float(np.median((losses["RR"] - losses[balanced]) / losses["RR"]))}
-
-    f4, f4_seq, f4_one = figs4(d, "GraB-round"), figs4(d, "GraB-seq"), figs4(d1, "GraB-seq")
-    c4.record(f4, controls={"grab_sequential": f4_seq, "one_client_per_round": f4_one},
-              details={**{f"loss_{k}": v for k, v in md.items()},
-                       "rel_margin_RR_minus_GraBround": ((fl["RR"] - fl["GraB-round"]) / fl["RR"]).tolist(),
-                       "one_per_round_losses": {k: v.tolist() for k, v in fl1.items()},
-                       "phi_last_cycle": {k: v[-1] for k, v in d["phi_median"].items()}},
-              note=f"softmax regression, digits split by label (2 labels per client) over {cfg.fl_clients} "
-              f"clients, {cfg.fl_per_round} per round (positive control: 1), {cfg.fl_local_steps} local "
-              f"full-gradient steps, {cfg.fl_rounds} rounds, {cfg.fl_seeds} seed(s)",
-              summary=f"round-level GraB <= RR on {f4['wins']}/{cfg.fl_seeds} seeds (needs >= 80%; control "
-              f"sequential GraB {f4_seq['wins']}/{cfg.fl_seeds}; positive 1 client per round "
-              f"{f4_one['wins']}/{cfg.fl_seeds}); median margin {100 * f4['median_rel_margin']:+.2f}%; "
-              f"median loss RR {md['RR']:.4f} vs uniform {md['uniform']:.4f}")
+    claims["c4"].record(
+        measure(_c4_figures, d, "GraB-round", cfg.fl_seeds),
+        controls={"grab_sequential": measure(_c4_figures, d, "GraB-seq", cfg.fl_seeds),
+                  "one_client_per_round": measure(_c4_figures, d1, "GraB-seq", cfg.fl_seeds)},
+        details={"median_final_loss": d["median_final_loss"], "one_per_round_losses": d1["final_loss"],
+                 "phi_last_cycle": {k: v[-1] for k, v in d["phi_median"].items()}},
+        note=f"softmax regression, digits split by label (2 labels per client) over {cfg.fl_clients} "
+        f"clients, {cfg.fl_per_round} per round (positive control: 1), {cfg.fl_local_steps} local "
+        f"full-gradient steps, {cfg.fl_rounds} rounds, {cfg.fl_seeds} seed(s)")
 
     fit, fit_rr = d["dependence_fit"]["GraB-round"], d["dependence_fit"]["RR"]
-    toy, toy_rr = a["grab_toy_fit"], a["rr_toy_fit"]
-
-    def figs5(f, f_indep):
-        return {"A_gap": f["A"] - f_indep["A"], "A": f["A"], "A_independent": f_indep["A"], "r2": f["r2"]}
-
-    f5_toy = figs5(toy, toy_rr)
     if fit is None or fit_rr is None:
-        c5.record(None, controls={"cycles_shuffled": None, "toy_fixed_vectors": f5_toy},
-                  unmeasured="fewer than 4 cycles at this scale",
-                  note="smoke scale has too few cycles to fit three coefficients",
-                  summary="not judged: fewer than 4 cycles")
+        claims["c5"].record(None, controls={"cycles_shuffled": None, "one_client_per_round": None},
+                            unmeasured="fewer than 4 cycles at this scale")
     else:
-        P_sh, D_sh = _shuffled_cycles(d["logs"]["GraB-round"], seed)
-        fit_sh = fit_dependence(P_sh, D_sh)._asdict()
-        f5 = figs5(fit, fit_rr)
-        c5.record(f5, controls={"cycles_shuffled": figs5(fit_sh, fit_rr), "toy_fixed_vectors": f5_toy},
-                  details={"B": fit["B"], "C": fit["C"], "A_GraB_seq": d["dependence_fit"]["GraB-seq"]["A"]},
-                  note="fit over the cycles of all seeds (round-boundary order errors at the cycle-start model); "
-                  "positive control: GraB and RR over the balancing epochs of (a) (drift 0; Harvey-Samadi "
-                  "predicts A ~0.5 for GraB)",
-                  summary=f"A GraB-round {fit['A']:.3f} vs RR {fit_rr['A']:.3f} (gap {f5['A_gap']:+.3f}, needs "
-                  f">= 0.1; control cycles shuffled {fit_sh['A'] - fit_rr['A']:+.3f}); positive toy: GraB "
-                  f"{toy['A']:.3f} vs RR {toy_rr['A']:.3f}")
+        claims["c5"].record(
+            measure(_c5_figures, fit, fit_rr),
+            controls={"cycles_shuffled": measure(_c5_shuffled, d, seed),
+                      "one_client_per_round": measure(_c5_one_per_round, cfg, seed)},
+            details={"B": fit["B"], "C": fit["C"], "A_GraB_seq": d["dependence_fit"]["GraB-seq"]["A"],
+                     "toy_fixed_vectors (v3's positive control, another instance)": _c5_figures(a["grab_toy_fit"],
+                                                                                             a["rr_toy_fit"])},
+            note="fit over the cycles of all seeds (round-boundary order errors at the cycle-start model)")
+    secs["d"] = time.perf_counter() - t0
 
     figures(out, a, b, d)
-    return Outcome([c1, c2, c3, c4, c5],
-                   metrics={"order_error": a, "pl": b, "mlp": c, "federated": d, "federated_one_per_round": d1,
-                            "seconds": {"a": ta, "b": tb, "c": tc, "d": td}},
+    return Outcome(list(claims.values()),
+                   metrics={"order_error": a, "pl": b, "mlp": c.raw(), "federated": d, "federated_one_per_round": d1,
+                            "seconds": secs},
                    notes="Theoretical paper: the checks are the known rates its framework must recover and "
                    "the mechanism (order error, its contraction). The paper's own constants and any "
-                   "experiments were not available. v2 criteria fixed in issue 33 before any v2 run; v3 (issue "
-                   "44): controls judged by the same criteria, c3's interior-lr requirement is a precondition.")
+                   "experiments were not available.")
