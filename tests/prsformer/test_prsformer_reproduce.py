@@ -3,10 +3,8 @@
 import numpy as np
 
 from neurips25.prsformer.reproduce import (
-    _ci_above_rule,
-    _claims,
-    _scaling_rule,
     _with_carriers,
+    declare_claims,
     mean_auroc,
     paired_diff,
 )
@@ -34,29 +32,39 @@ def _claim(claims, cid):
 
 def test_c4a_and_c6_controls_gate_the_verdict():
     # v2 read c4a "reproduced" at smoke with its permuted-label control passing the same bar
-    ok, ctrl_pass = {"diff": 0.056, "ci_lo": 0.02}, {"diff": 0.048, "ci_lo": 0.01}
-    c4a = _claim(_claims(), "c4a_multitask").record(ok, controls={"other_labels_permuted": ctrl_pass})
+    ok, ctrl_pass = {"diff": 0.056, "ci_lo": 0.02, "ci_hi": 0.09}, {"diff": 0.048, "ci_lo": 0.01, "ci_hi": 0.08}
+    c4a = _claim(declare_claims(), "c4a_multitask").record(ok, controls={"other_labels_permuted": ctrl_pass})
     assert c4a.verdict == "inconclusive" and "vacuous" in c4a.reason
-    # c4a now needs the interval above 0 as well as the 0.01 gain
-    c4a = _claim(_claims(), "c4a_multitask").record({"diff": 0.02, "ci_lo": -0.01},
-                                                    controls={"other_labels_permuted": {"diff": 0.0, "ci_lo": -0.02}})
+    # c4a needs the interval above 0 as well as the 0.01 gain; v4: a straddling interval is undecided
+    ctl = {"other_labels_permuted": {"diff": 0.0, "ci_lo": -0.02, "ci_hi": -0.001}}
+    c4a = _claim(declare_claims(), "c4a_multitask").record({"diff": 0.02, "ci_lo": -0.01, "ci_hi": 0.05},
+                                                            controls=ctl)
+    assert c4a.verdict == "inconclusive"
+    c4a = _claim(declare_claims(), "c4a_multitask").record({"diff": 0.005, "ci_lo": 0.001, "ci_hi": 0.01},
+                                                            controls=ctl)
     assert c4a.verdict == "not_reproduced"
-    c6 = _claim(_claims(), "c6_attention").record(
-        {"diff": 0.03, "ci_lo": 0.01}, controls={"additive_cohort": {"diff": 0.01, "ci_lo": 0.002},
-                                                 "oracle_pairs": {"diff": 0.06, "ci_lo": 0.04}})
+    pos = {"diff": 0.06, "ci_lo": 0.04, "ci_hi": 0.08}
+    c6 = _claim(declare_claims(), "c6_attention").record(
+        {"diff": 0.03, "ci_lo": 0.01, "ci_hi": 0.05},
+        controls={"additive_cohort": {"diff": 0.01, "ci_lo": 0.002, "ci_hi": 0.02}, "oracle_pairs": pos})
     assert c6.verdict == "inconclusive" and "additive_cohort" in c6.reason
-    c6 = _claim(_claims(), "c6_attention").record(
-        {"diff": 0.03, "ci_lo": 0.01}, controls={"additive_cohort": {"diff": 0.0, "ci_lo": -0.01},
-                                                 "oracle_pairs": {"diff": 0.06, "ci_lo": 0.04}})
+    c6 = _claim(declare_claims(), "c6_attention").record(
+        {"diff": 0.03, "ci_lo": 0.01, "ci_hi": 0.05},
+        controls={"additive_cohort": {"diff": 0.0, "ci_lo": -0.01, "ci_hi": -0.001}, "oracle_pairs": pos})
     assert c6.verdict == "reproduced"
 
 
-def test_rules():
-    assert _scaling_rule({"gaps": [-0.01, 0.02]}) is True
-    assert _scaling_rule({"gaps": [0.03, 0.02]}) is False
-    assert _scaling_rule({"gaps": [0.01, float("nan")]}) is None
-    assert _ci_above_rule(0.01)({"diff": 0.009, "ci_lo": 0.001}) is False
-    assert _ci_above_rule()({"diff": 0.02}) is None
+def test_rules_and_instance_words():
+    claims = {c.id: c for c in declare_claims()}
+    scaling = claims["c2_scaling"].rule
+    assert scaling({"gaps": [-0.01, 0.02]}) is True
+    assert scaling({"gaps": [0.03, 0.02]}) is False
+    assert scaling({"gaps": [0.01, float("nan")]}) is None  # a NaN gap is unmeasured, never a verdict
+    assert claims["c4a_multitask"].rule({"diff": 0.009, "ci_lo": 0.001, "ci_hi": 0.02}) is False
+    assert claims["c3_ldpred"].rule({"diff": 0.02}) is None
+    assert claims["c5_additive"].kind == "check"  # not a paper claim
+    assert all(c.instance == "stand-in" and "simulated" in c.instance_note
+               for c in claims.values() if c.kind != "check")
 
 
 def test_with_carriers_codes_dominance_as_allele_counts():
