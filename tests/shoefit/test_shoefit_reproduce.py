@@ -22,6 +22,7 @@ def test_smoke_reproduction(tmp_path):
     assert all(c["decided_by"] == "machinery" for c in res["claims"])
     c2 = by_id["c2_multiview"]
     assert {r["name"] for r in c2["control_results"]} == {"wrong_shoe", "copy_nearest_view"}
+    assert all(r["provenance"].startswith("ran ") for c in res["claims"] for r in c["control_results"])
     # the copy-nearest-view oracle passes the headline's criterion on the data (the instance can show the claim)
     copy = next(r for r in c2["control_results"] if r["name"] == "copy_nearest_view")
     assert copy["passes"] is True, copy
@@ -47,11 +48,27 @@ def test_arm_task_does_not_depend_on_what_ran_before():
 
 
 def test_headline_rule_reads_numpy_scalar_gains():
-    # np.float32 gains were read as unmeasurable (isinstance(x, (int, float))), so c2 went inconclusive silently
+    # np.float32 gains were read as unmeasurable (isinstance(x, (int, float))), so c2 went inconclusive silently;
+    # v4: a NaN gain is unmeasured (inconclusive), never a verdict
     import numpy as np
 
-    from neurips25.shoefit.reproduce import _both_gains
+    from neurips25.shoefit.reproduce import declare_claims
 
-    assert _both_gains({"gain_over_A_dB": np.float32(2.0), "gain_over_B_dB": np.float64(0.6)}) is True
-    assert _both_gains({"gain_over_A_dB": np.float32(1.0), "gain_over_B_dB": np.float32(0.6)}) is False
-    assert _both_gains({"gain_over_A_dB": float("nan"), "gain_over_B_dB": 0.6}) is None
+    claims = {c.id: c for c in declare_claims()}
+    rule = claims["c2_multiview"].rule
+    assert rule({"gain_over_A_dB": np.float32(2.0), "gain_over_B_dB": np.float64(0.6)}) is True
+    assert rule({"gain_over_A_dB": np.float32(1.0), "gain_over_B_dB": np.float32(0.6)}) is False
+    assert rule({"gain_over_A_dB": float("nan"), "gain_over_B_dB": 0.6}) is None
+    assert all(c.instance == "stand-in" and "FLUX" in c.instance_note for c in claims.values() if c.kind != "check")
+
+
+def test_c4_control_is_another_seeds_c_and_can_pass():
+    """v4: c4's negative control (another seed's C in D's place) is judged by the criterion; if it also clears the
+    bar, the cut is seed noise and the verdict is inconclusive (v3's modulation-off control passed by design)."""
+    from neurips25.shoefit.reproduce import declare_claims
+
+    c4 = {c.id: c for c in declare_claims()}["c4_colour"]
+    assert [c.name for c in c4.controls] == ["C_other_seed"]
+    noisy = c4.record({"leak_cut": 0.5, "leak_C_low": 0.1}, controls={"C_other_seed": {"leak_cut": 0.4,
+                                                                                       "leak_C_low": 0.1}})
+    assert noisy.verdict == "inconclusive" and "vacuous" in noisy.reason
