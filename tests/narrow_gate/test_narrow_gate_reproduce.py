@@ -7,7 +7,12 @@ import pytest
 import torch
 
 from neurips25.narrow_gate import NativeToyVLM, PatchKMeansTokenizer, ShapesWorld, ToyEval, attention_knockout
-from neurips25.narrow_gate.reproduce import random_target, routed_through_eoi
+from neurips25.narrow_gate.reproduce import (
+    declare_claims,
+    penalise_attention_off_eoi,
+    random_target,
+    routed_through_eoi,
+)
 from neurips25.narrow_gate.training import TrainConfig, train_native
 from neurips25.repro.runner import run_one
 
@@ -24,6 +29,11 @@ def test_smoke_reproduction(tmp_path):
     m = by_id["c2_narrow_gate"]["measured"]
     assert {"eoi_drop", "random_drop", "eoi_drop_from_0", "baseline"} <= set(m["method"])
     assert set(m["controls"]) == {"adapter_toy", "gated_toy"}
+    # v4: c3's positive control is a toy trained (not masked) to route attention through [EOI]
+    c3 = by_id["c3_attention_share"]
+    assert {r["name"]: r["role"] for r in c3["control_results"]} == {"swapped": "negative", "learned_gate": "positive"}
+    assert all(r["provenance"].startswith("ran ") for c in res["claims"] for r in c["control_results"])
+    assert all(c["instance"] == "stand-in" for c in res["claims"] if c["kind"] != "check")
     assert res["figures"] == ["figures/narrow_gate_layers.png"]
 
 
@@ -107,3 +117,25 @@ def test_shuffled_captions_change_the_training_and_are_checked():
     assert abs(a - b) > 1e-4
     with pytest.raises(ValueError, match="shuffled_captions"):
         train_native(m, data, tok, cfg, 3, shuffled_captions=1.5)
+
+
+def test_learned_gate_penalty_adds_to_the_loss_and_masks_nothing():
+    """c3's positive control is trained by a loss term, not wired: the wrapper adds (1 - [EOI] share) x weight to a
+    training loss, leaves a forward without labels untouched, and is removed cleanly."""
+    world = ShapesWorld(24)
+    data = world.sample(8, rng=np.random.default_rng(0))
+    tok = PatchKMeansTokenizer(6, 64, seed=0).fit(data.images)
+    torch.manual_seed(0)
+    m = NativeToyVLM.create(64, 16, layers=2)
+    m.config._attn_implementation = "eager"
+    ev = ToyEval.build(m, data, tok)
+    ids = ev.qa["input_ids"]
+    plain = m(input_ids=ids, labels=ids).loss
+    logits = m(input_ids=ids).logits
+    undo = penalise_attention_off_eoi(m, 16, weight=1.0)
+    penalised = m(input_ids=ids, labels=ids).loss
+    assert torch.equal(m(input_ids=ids).logits, logits)
+    assert 0 < float((penalised - plain).detach()) <= 1.0
+    undo()
+    assert torch.equal(m(input_ids=ids, labels=ids).loss, plain)
+    assert {c.id: c.instance for c in declare_claims()}["c3_attention_share"] == "stand-in"
