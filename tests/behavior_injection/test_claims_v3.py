@@ -1,4 +1,4 @@
-"""The v3 claims of the reproduction, judged from planted figures (no training): each rule can fail."""
+"""The v4 claims of the reproduction, judged from planted figures (no training): each rule can fail."""
 
 import numpy as np
 
@@ -16,13 +16,13 @@ def _rec(sft, rl, inf=0.2, zs=0.5, cos=0.1, n=200, seed=0):
             "behaviour_content": {"explorations_per_problem": 0.0}}
 
 
-INFL = {"n_informative": 6, "planted_rewards": False, "identity_rel_error_max": 1e-8, "pearson_r": 0.99,
-        "control_unnormalised_rel_error_min": 0.9, "control_shuffled_r": 0.1, "n_pairs": 9,
-        "predicted": [0.0], "measured": [0.0]}
+INFL = {"n_informative": 6, "planted_rewards": False, "identity": {"identity_rel_error_max": 1e-8},
+        "no_std": {"identity_rel_error_max": 0.9}, "first_order": {"pearson_r": 0.99, "n_pairs": 9},
+        "shuffled_pairs": {"pearson_r": 0.1}, "predicted": [0.0], "measured": [0.0]}
 
 
 def _judge(per_seed, infl=INFL):
-    claims = declare_claims()
+    claims = declare_claims("quick")
     judge_claims(claims, per_seed, infl, Config())
     return {c.id: c for c in claims}
 
@@ -62,13 +62,34 @@ def test_c3_needs_every_seed_and_the_filler_must_fail():
 
 
 def test_c1_controls_and_missing_groups():
-    assert _judge([_seed((0.4, 0.5), (0.4, 0.5, {}), (0.4, 0.5, {}))])["c1_influence_identity"].verdict.value == \
-        "reproduced"
-    broken = INFL | {"control_shuffled_r": 0.95}  # a shuffled pairing that still predicts: the check is void
-    c = _judge([_seed((0.4, 0.5), (0.4, 0.5, {}), (0.4, 0.5, {}))], broken)["c1_influence_identity"]
-    assert c.verdict.value == "inconclusive" and "vacuous" in c.reason
+    ok = _judge([_seed((0.4, 0.5), (0.4, 0.5, {}), (0.4, 0.5, {}))])
+    assert ok["c1_influence_identity"].verdict.value == "reproduced"
+    assert ok["c1b_first_order"].verdict.value == "reproduced"
+    broken = INFL | {"shuffled_pairs": {"pearson_r": 0.95}}  # a shuffled pairing that still predicts: void
+    c = _judge([_seed((0.4, 0.5), (0.4, 0.5, {}), (0.4, 0.5, {}))], broken)
+    assert c["c1b_first_order"].verdict.value == "inconclusive" and "vacuous" in c["c1b_first_order"].reason
+    assert c["c1_influence_identity"].verdict.value == "reproduced"  # the identity is judged on its own
     c = _judge([_seed((0.4, 0.5), (0.4, 0.5, {}), (0.4, 0.5, {}))], {"n_informative": 2, "planted_rewards": True})
     assert c["c1_influence_identity"].verdict.value == "inconclusive"
+    assert c["c1b_first_order"].verdict.value == "inconclusive"
+
+
+def test_a_nan_figure_reads_inconclusive_never_a_verdict():
+    nan = (0.4, 0.5, {"inf": float("nan"), "zs": 0.3, "cos": 0.2})
+    c = _judge([_seed((0.4, 0.5), nan, (0.4, 0.5, {})) for _ in range(2)])
+    assert c["c3_mechanism"].verdict.value == "inconclusive"
+    c = _judge([_seed((0.4, 0.5), (0.4, 0.5, {}), (0.4, 0.5, {}))],
+               INFL | {"identity": {"identity_rel_error_max": float("nan")}})
+    assert c["c1_influence_identity"].verdict.value == "inconclusive"
+
+
+def test_every_judged_claim_is_a_stand_in_and_controls_are_measured_here():
+    c = _judge([_seed((0.4, 0.55), (0.4, 0.75, {}), (0.4, 0.55, {})) for _ in range(2)])
+    for claim in c.values():
+        if claim.kind.value != "check":
+            assert claim.instance == "stand-in" and "trained here" in claim.instance_note
+    assert c["c2_rl_gain"].control_results[0]["provenance"].startswith("ran ")
+    assert c["c4_filler_control"].control_results[0]["provenance"].startswith("ran ")
 
 
 def test_paired_gain_interval_pools_problems_across_seeds():

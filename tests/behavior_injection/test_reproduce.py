@@ -7,16 +7,20 @@ def test_smoke_reproduction(tmp_path):
     res = run_one("behavior_injection", "smoke", 0, str(tmp_path))
     assert res["status"] == "ok", res["error"]
     by_id = {c["id"]: c for c in res["claims"]}
-    assert set(by_id) == {"c1_influence_identity", "c2_rl_gain", "c3_mechanism", "c4_filler_control"}
+    assert set(by_id) == {"c1_influence_identity", "c1b_first_order", "c2_rl_gain", "c3_mechanism",
+                          "c4_filler_control"}
     assert all(c["verdict"] != "pending" and c["summary"] for c in res["claims"])
     assert [c["kind"] for c in res["claims"]].count("headline") == 1
     assert res["figures"] == ["figures/rl_curves_alpha_hist.png"]
-    # verdicts v3 (#48): the machinery judged every claim
+    # verdicts v3 (#48) / v4 (#58): the machinery judged every claim
     assert all(c["decided_by"] == "machinery" for c in res["claims"])
     # c1 is decided at smoke too: no rollout of the untrained model earns a reward, so binary rewards are planted
     c1 = by_id["c1_influence_identity"]
     assert c1["verdict"] == "reproduced" and c1["measured"]["details"]["planted_rewards"] is True
-    assert {r["name"]: r["passes"] for r in c1["control_results"]} == {"no_std": False, "shuffled_pairs": False}
+    assert {r["name"]: r["passes"] for r in c1["control_results"]} == {"no_std": False}
+    c1b = by_id["c1b_first_order"]
+    assert c1b["verdict"] == "reproduced"
+    assert {r["name"]: r["passes"] for r in c1b["control_results"]} == {"shuffled_pairs": False}
     # c2 reads inconclusive with its reason when plain SFT / plain RL gain fail the preconditions
     c2 = by_id["c2_rl_gain"]
     assert c2["verdict"] == "inconclusive" and "plain's RL gain > 0" in c2["reason"]

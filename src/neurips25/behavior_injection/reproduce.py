@@ -1,24 +1,23 @@
 """Reproduction of BRIDGE's claims (Cen et al., NeurIPS 2025) on mini-iGSM with a tiny Llama trained here.
 
 The paper's own numbers (model list, table values) were not available. Criteria fixed in issue #19 before any
-run, in the verdicts-v3 form since #48 (the machinery sets every verdict from the criterion applied to the
-method and its controls):
+run, in the verdicts-v4 form (#58): :func:`declare_claims` states every claim, the machinery sets every verdict
+from the criterion applied to the method and its controls. Every judged claim is a stand-in: a model trained here
+from scratch, not the paper's pretrained LLM.
 
-1. check: the per-step influence identity (GRPO group gradient = sqrt(alpha(1-alpha)) (g+ - g-)) holds to
-   1e-6 (relative, float64) and the first-order prediction of the one-step change of held-out queries'
-   objective matches the measured change, Pearson r > 0.9. Negative controls: mean-centred advantages without
-   the std (identity must fail), the prediction paired with the wrong query pair (shuffled; r must fail).
-   When fewer than 4 probe groups are informative, binary rewards are planted on the model's own rollouts
-   (the identity holds for any binary reward), so the check is decided at every scale (#48).
+1. checks: c1 the per-step influence identity (GRPO group gradient = sqrt(alpha(1-alpha)) (g+ - g-)) holds to
+   1e-6 (relative, float64; negative control: mean-centred advantages without the std); c1b the first-order
+   prediction of the one-step change of held-out queries' objective matches the measured change, Pearson r > 0.9
+   (negative control: predictions paired with the wrong query pair). When fewer than 4 probe groups are
+   informative, binary rewards are planted on the model's own rollouts (the identity holds for any binary
+   reward), so both are decided at every scale (#48).
 2. headline: ID gain(BRIDGE) - gain(plain) >= 0.05 (RL gain = greedy accuracy after GRPO - after SFT, mean
    over paired seeds). Preconditions: plain SFT accuracy in [0.3, 0.7], and plain's own RL gain > 0 (the
-   lower end of its 95 % interval over the paired evaluation problems, #48: no amplification can be judged
-   where RL gains nothing). Negative control: the length-matched filler arm.
+   lower end of its 95 % interval over the paired evaluation problems, #48). Negative control: the filler arm.
 3. supporting (mechanism): before RL, BRIDGE has higher mean sqrt(alpha(1-alpha)), a lower share of all-equal
-   reward groups and a higher co-influence *cosine* than plain, in EVERY paired seed (#48: the raw inner product
-   scales with completion length). Negative control: the filler arm against plain.
-4. supporting (control): gain(filler) - gain(plain) < 0.05, judged only when c2's BRIDGE margin passes (else
-   it holds vacuously). Negative control: BRIDGE itself (its excess over plain must reach the margin).
+   reward groups and a higher co-influence *cosine* than plain, in EVERY paired seed. Negative control: filler.
+4. supporting (control): gain(filler) - gain(plain) < 0.05, judged only when c2's BRIDGE margin passes. Negative
+   control: BRIDGE itself (its excess over plain must reach the margin).
 """
 
 from __future__ import annotations
@@ -45,7 +44,8 @@ from neurips25.behavior_injection.model import build_tokenizer, tiny_llama
 from neurips25.behavior_injection.sft import sft_train
 from neurips25.behavior_injection.tasks import MiniIGSM
 from neurips25.repro import Claim, LocalContext, Outcome, Scale, progress, register
-from neurips25.repro.claims import Control, Criterion, Precondition
+from neurips25.repro.claims import Control, Criterion, Precondition, measure
+from neurips25.repro.intervals import mean_interval
 
 MARGIN = 0.05  # criterion 2: BRIDGE's RL gain exceeds plain's by >= 5 points
 BAND = (0.3, 0.7)  # criterion 2's setting: SFT stopped at moderate accuracy
@@ -241,9 +241,8 @@ def run_arm(cfg: Config, splits, tok, base, arm: str, seed: int, log) -> dict:
 
 
 def influence_checks(model, groups, n_groups: int, seed: int) -> dict:
-    """Criterion 1 on a float64 copy of the plain SFT model, on its probe groups."""
-    import torch
-
+    """Criterion 1 on a float64 copy of the plain SFT model, on its probe groups; the two negative controls are
+    computed here too (through :func:`measure`, so their provenance is recorded)."""
     m64 = copy.deepcopy(model).double()
     # the groups' rollouts were sampled by the float32 model; gradients are exact for these fixed sequences
     informative = [g for g in groups if 0 < g.alpha < 1]
@@ -255,55 +254,66 @@ def influence_checks(model, groups, n_groups: int, seed: int) -> dict:
         informative = []
         for g in groups:
             n = len(g.rewards)
-            k = int(rng.integers(1, n))  # 1 .. n-1 correct
             r = np.zeros(n)
-            r[rng.choice(n, size=k, replace=False)] = 1.0
+            r[rng.choice(n, size=int(rng.integers(1, n)), replace=False)] = 1.0  # 1 .. n-1 correct
             informative.append(Group(g.rollouts, r))
         out["planted_rewards"] = True
         if len(informative) < 4:
             return out
-    errs = [influence_identity_error(m64, g)["rel_error"] for g in informative[:n_groups]]
-    ctrl = [influence_identity_error(m64, g, advantages=torch.as_tensor(g.rewards - g.rewards.mean()))
-            ["rel_error"] for g in informative[:n_groups]]
+    used = informative[:n_groups]
     half = min(n_groups, len(informative) // 2)
     fo = first_order_check(m64, informative[:half], informative[half:2 * half])
-    rng = np.random.default_rng(seed)
-    shuffled = rng.permutation(fo["predicted"])
-    r_ctrl = float(np.corrcoef(shuffled, fo["measured"])[0, 1])
-    out.update(identity_rel_error_max=float(max(errs)), control_unnormalised_rel_error_min=float(min(ctrl)),
-               pearson_r=fo["pearson_r"], n_pairs=fo["n_pairs"], control_shuffled_r=r_ctrl,
+    out.update(identity=_identity_errors(m64, used), no_std=measure(_identity_errors, m64, used, centred_only=True),
+               first_order={"pearson_r": fo["pearson_r"], "n_pairs": fo["n_pairs"]},
+               shuffled_pairs=measure(_shuffled_pairs, fo["predicted"], fo["measured"], seed),
                predicted=fo["predicted"], measured=fo["measured"])
     return out
 
 
-def _c1_criterion(m) -> bool | None:
-    err, r = m.get("identity_rel_error_max"), m.get("pearson_r")
-    if err is None or r is None or not np.isfinite(err) or not np.isfinite(r):
-        return None
-    return bool(err <= IDENTITY_TOL and r > PEARSON_MIN)
+def _identity_errors(m64, groups, centred_only: bool = False) -> dict:
+    """Largest relative error of the influence identity over ``groups``; ``centred_only`` (the no-std control)
+    gives the advantages mean-centred without the std, and its figure is the best (smallest) group's error."""
+    import torch
+
+    if not centred_only:
+        return {"identity_rel_error_max": float(max(influence_identity_error(m64, g)["rel_error"] for g in groups))}
+    errs = [influence_identity_error(m64, g, advantages=torch.as_tensor(g.rewards - g.rewards.mean()))["rel_error"]
+            for g in groups]
+    return {"identity_rel_error_max": float(min(errs))}
 
 
-def _c3_criterion(m) -> bool | None:
-    v = m.get("share_seeds_all_three")
-    return None if v is None or not np.isfinite(v) else bool(v >= 1.0)
+def _shuffled_pairs(predicted, measured, seed: int) -> dict:
+    """Pearson r of the first-order predictions paired with the wrong (train, held-out) query pairs."""
+    shuffled = np.random.default_rng(seed).permutation(np.asarray(predicted))
+    return {"pearson_r": float(np.corrcoef(shuffled, measured)[0, 1])}
 
 
-def declare_claims() -> list[Claim]:
-    """The four claims with their criteria, controls and preconditions (fixed before any run)."""
+#: what every headline and supporting claim is judged on (issue #58)
+INSTANCE_NOTE = ("a tiny Llama (86k parameters at quick, 664k at paper) trained here from scratch on mini-iGSM (DAG "
+                 "arithmetic generated here), standing in for the paper's pretrained LLMs on iGSM / Countdown; the "
+                 "verdict says whether BRIDGE amplifies GRPO's gain on such a model, not on a pretrained LLM")
+
+
+def declare_claims(scale: Scale | None = None) -> list[Claim]:
+    """The claims with their criteria, controls and preconditions (fixed before any run; the same at every
+    scale)."""
+    judged = dict(instance="stand-in", instance_note=INSTANCE_NOTE)
     return [
         Claim("c1_influence_identity", "one GRPO step's gradient on a query is sqrt(alpha(1-alpha)) times the "
-              "mean correct minus mean incorrect score gradient, and the first-order influence predicts the "
-              "change on other queries", paper_value="analysis (Sec. 3), no figure", kind="check",
-              criterion=Criterion(f"identity relative error <= {IDENTITY_TOL:g} (float64) and Pearson r > "
-                                  f"{PEARSON_MIN} of predicted vs measured one-step change on held-out queries",
-                                  "identity_rel_error_max", _c1_criterion,
-                                  f"<= {IDENTITY_TOL:g} and r > {PEARSON_MIN}"),
-              controls=[Control.negative("no_std", "advantages mean-centred without the std normalisation "
-                                         "(the identity must fail)"),
-                        Control.negative("shuffled_pairs", "predictions paired with the wrong (train, held-out) "
+              "mean correct minus mean incorrect score gradient", paper_value="analysis (Sec. 3), no figure",
+              kind="check",
+              criterion=Criterion.at_most("identity_rel_error_max", IDENTITY_TOL, f"identity relative error <= "
+                                          f"{IDENTITY_TOL:g} (float64) on every probe group"),
+              controls=[Control.negative("no_std", "advantages mean-centred without the std normalisation, its "
+                                         "best group (the identity must fail)")]),
+        Claim("c1b_first_order", "the first-order influence predicts the one-step change of the GRPO objective on "
+              "other queries", paper_value="analysis (Sec. 3), no figure", kind="check",
+              criterion=Criterion.at_least("pearson_r", PEARSON_MIN, f"Pearson r > {PEARSON_MIN} of predicted vs "
+                                           "measured one-step change on held-out queries", strict=True),
+              controls=[Control.negative("shuffled_pairs", "predictions paired with the wrong (train, held-out) "
                                          "query pair (r must fail)")]),
         Claim("c2_rl_gain", "BRIDGE-augmented SFT yields a larger RL gain (RL accuracy - SFT accuracy) than "
-              "plain SFT", kind="headline",
+              "plain SFT", kind="headline", **judged,
               paper_value="'significantly' larger gain on iGSM and PromptBench (table values not available)",
               criterion=Criterion.at_least("margin_id", MARGIN, f"ID gain(BRIDGE) - gain(plain) >= {MARGIN:.2f}, "
                                            "mean over paired seeds"),
@@ -311,77 +321,64 @@ def declare_claims() -> list[Claim]:
                                          "exploration / exploitation) in place of BRIDGE")],
               no_positive_control=("no SFT arm is known to amplify GRPO's gain on this instance; an oracle that "
                                    "did would presuppose the claim (the preconditions check that RL gains at all)"),
-              preconditions=[Precondition(f"plain SFT ID accuracy in [{BAND[0]}, {BAND[1]}]", _in_band),
+              preconditions=[Precondition(f"plain SFT ID accuracy in [{BAND[0]}, {BAND[1]}]",
+                                          lambda m: BAND[0] <= m["plain_sft_acc_id"] <= BAND[1]),
                              Precondition("plain's RL gain > 0 (lower end of its 95 % interval over the paired "
-                                          "ID evaluation problems)", _plain_gains)]),
+                                          "ID evaluation problems)", lambda m: m["plain_gain_id_lo"] > 0)]),
         Claim("c3_mechanism", "BRIDGE makes the SFT model RL-ready: more RL-informative queries and stronger "
-              "co-influence", kind="supporting", paper_value="alpha histograms and co-influence comparison (figures)",
+              "co-influence", kind="supporting", **judged,
+              paper_value="alpha histograms and co-influence comparison (figures)",
               criterion=Criterion("BRIDGE vs plain before RL, in every paired seed: higher mean sqrt(alpha(1-alpha)), "
                                   "lower frac_reward_zero_std and higher co-influence cosine",
-                                  "share_seeds_all_three", _c3_criterion, "= 1 (every seed)"),
+                                  "share_seeds_all_three", _c3_rule, "= 1 (every seed)"),
               controls=[Control.negative("filler", "the filler SFT model against plain on the same statistics")],
               no_positive_control="no SFT model is known to be RL-ready by construction on this instance"),
         Claim("c4_filler_control", "length alone (filler steps, no exploration / exploitation) gives no such gain",
-              kind="supporting",
+              kind="supporting", **judged,
               criterion=Criterion.at_most("excess_over_plain", MARGIN, f"ID gain(filler) - gain(plain) < {MARGIN:.2f}",
                                           strict=True),
-              controls=[Control.negative("bridge", "BRIDGE's own excess over plain (must reach the margin)")],
+              controls=[Control.negative("bridge", "BRIDGE's own excess over plain; c4 is judged only when it reaches "
+                                         "the margin (precondition), so whenever c4 is judged this control fails: "
+                                         "it shows the margin is reachable on the instance")],
               no_positive_control="plain against itself passes trivially; no non-trivial arm is known to pass",
               preconditions=[Precondition(f"c2's BRIDGE margin passes (>= {MARGIN:.2f}); otherwise 'no such "
-                                          "gain' holds vacuously", lambda m: m.get("bridge_margin_passes"))]),
+                                          "gain' holds vacuously", lambda m: m["bridge_margin_passes"])]),
     ]
 
 
-def _in_band(m) -> bool | None:
-    a = m.get("plain_sft_acc_id")
-    return None if a is None else bool(BAND[0] <= a <= BAND[1])
-
-
-def _plain_gains(m) -> bool | None:
-    lo = m.get("plain_gain_id_lo")
-    return None if lo is None or not np.isfinite(lo) else bool(lo > 0)
+def _c3_rule(m) -> bool:
+    """c3: every paired seed shows all three differences in BRIDGE's favour (a NaN anywhere: unmeasured)."""
+    return all(i > 0 and z < 0 and c > 0 for i, z, c in zip(m["informativeness_diff_per_seed"],
+                                                             m["frac_zero_std_diff_per_seed"],
+                                                             m["co_influence_cosine_diff_per_seed"], strict=True))
 
 
 def paired_gain_interval(per_seed, arm: str) -> tuple[float, float, float]:
-    """Mean RL gain of ``arm`` over the paired ID evaluation problems of every seed, with a normal 95 % interval
+    """Mean RL gain of ``arm`` over the paired ID evaluation problems of every seed, with its 95 % interval
     (per problem: correct after RL - correct after SFT, problems pooled across seeds)."""
     d = np.concatenate([np.asarray(s[arm]["rl_hits_id"], float) - np.asarray(s[arm]["sft_hits_id"], float)
                         for s in per_seed])
-    half = 1.96 * d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
-    return float(d.mean()), float(d.mean() - half), float(d.mean() + half)
-
-
-def _seed_mechanism(rec, ref) -> bool | None:
-    vals = (rec["informativeness"], ref["informativeness"], rec["frac_zero_std"], ref["frac_zero_std"],
-            rec["co_influence_cosine"], ref["co_influence_cosine"])
-    if not all(np.isfinite(v) for v in vals):
-        return None
-    return bool(rec["informativeness"] > ref["informativeness"] and rec["frac_zero_std"] < ref["frac_zero_std"]
-                and rec["co_influence_cosine"] > ref["co_influence_cosine"])
+    iv = mean_interval(d)
+    return iv.mean, iv.lo, iv.hi
 
 
 def judge_claims(claims, per_seed, infl, cfg) -> dict:
     """Hand every claim's figures (method and controls) to ``Claim.record``; returns the per-arm table."""
-    c1, c2, c3, c4 = claims
-    # --- c1 ----------------------------------------------------------------------------------------------
-    if "pearson_r" not in infl:
-        c1.record(None, {"no_std": None, "shuffled_pairs": None}, details=infl,
-                  unmeasured=f"only {infl['n_informative']} probe groups; needs >= 4",
-                  summary=f"only {infl['n_informative']} probe groups; needs >= 4")
+    by = {c.id: c for c in claims}
+    # --- c1, c1b -------------------------------------------------------------------------------------------
+    if "identity" not in infl:
+        why = f"only {infl['n_informative']} probe groups; needs >= 4"
+        by["c1_influence_identity"].record(None, {"no_std": None}, details=infl, unmeasured=why)
+        by["c1b_first_order"].record(None, {"shuffled_pairs": None}, details=infl, unmeasured=why)
     else:
-        planted = " (planted binary rewards on the model's own rollouts: < 4 informative groups)" if infl[
-            "planted_rewards"] else ""
-        c1.record({"identity_rel_error_max": infl["identity_rel_error_max"], "pearson_r": infl["pearson_r"]},
-                  {"no_std": {"identity_rel_error_max": infl["control_unnormalised_rel_error_min"],
-                              "pearson_r": infl["pearson_r"]},
-                   "shuffled_pairs": {"identity_rel_error_max": infl["identity_rel_error_max"],
-                                      "pearson_r": infl["control_shuffled_r"]}},
-                  details={k: v for k, v in infl.items() if k not in ("predicted", "measured")} | {
-                      "predicted": infl["predicted"], "measured": infl["measured"]},
-                  summary=(f"identity rel. error {infl['identity_rel_error_max']:.1e} (needs <= {IDENTITY_TOL:g}; "
-                           f"control without std {infl['control_unnormalised_rel_error_min']:.2f}); Pearson r "
-                           f"{infl['pearson_r']:.4f} over {infl['n_pairs']} pairs (needs > {PEARSON_MIN}; shuffled "
-                           f"control {infl['control_shuffled_r']:.2f}){planted}"))
+        planted = ("planted binary rewards on the model's own rollouts (< 4 informative groups)"
+                   if infl["planted_rewards"] else None)
+        groups = {"n_informative": infl["n_informative"], "planted_rewards": infl["planted_rewards"]}
+        by["c1_influence_identity"].record(infl["identity"], {"no_std": infl["no_std"]}, summary=planted,
+                                           details=groups)
+        by["c1b_first_order"].record(infl["first_order"], {"shuffled_pairs": infl["shuffled_pairs"]},
+                                     summary=planted, details=groups | {"predicted": infl["predicted"],
+                                                                        "measured": infl["measured"]})
 
     # --- c2 - c4 -------------------------------------------------------------------------------------------
     def mean_over(arm, key):
@@ -404,45 +401,33 @@ def judge_claims(claims, per_seed, infl, cfg) -> dict:
            "plain_gain_id_lo": plain["gain_id_lo"], "plain_gain_id_hi": plain["gain_id_hi"]}
 
     def arm_c2(arm):
-        if arm not in cfg.arms:
-            return None
         d = diffs(arm, "gain_id")
         return {"margin_id": float(d.mean()), "margin_id_per_seed": d.tolist(),
                 "margin_ood": float(diffs(arm, "gain_ood").mean()), **pre}
 
-    m2, f2 = arm_c2("bridge"), arm_c2("filler")
-    per = ", ".join(f"{d:+.3f}" for d in m2["margin_id_per_seed"])
-    c2.record(m2, {"filler": f2}, details={"arms": table, "chain_gain_diff_id_per_seed":
-                                            diffs("bridge", "gain_chain_id").tolist()},
-              summary=(f"ID gain BRIDGE - plain {m2['margin_id']:+.3f} (per seed {per}); needs >= {MARGIN:.2f}; "
-                       f"filler control {f2['margin_id'] if f2 else float('nan'):+.3f}; OOD {m2['margin_ood']:+.3f}; "
-                       f"preconditions: plain SFT acc {plain['sft_acc_id']:.3f} (band {BAND}), plain RL gain "
-                       f"{plain['gain_id_paired']:+.3f} [{plain['gain_id_lo']:+.3f}, {plain['gain_id_hi']:+.3f}]"))
-
     def arm_c3(arm):
-        if arm not in cfg.arms:
-            return None
-        per_seed_ok = [_seed_mechanism(s[arm], s["plain"]) for s in per_seed]
-        share = float("nan") if any(v is None for v in per_seed_ok) else float(np.mean(per_seed_ok))
-        return {"share_seeds_all_three": share, "per_seed_all_three": per_seed_ok,
-                **{f"{k}_diff": float(np.mean(diffs(arm, k))) for k in ("informativeness", "frac_zero_std",
-                                                                        "co_influence_cosine", "co_influence")}}
+        d = {k: diffs(arm, k) for k in ("informativeness", "frac_zero_std", "co_influence_cosine", "co_influence")}
+        ok = (d["informativeness"] > 0) & (d["frac_zero_std"] < 0) & (d["co_influence_cosine"] > 0)
+        return {"share_seeds_all_three": float(ok.mean()), **{f"{k}_diff_per_seed": v.tolist() for k, v in d.items()},
+                **{f"{k}_diff": float(v.mean()) for k, v in d.items()}}
 
-    m3, f3 = arm_c3("bridge"), arm_c3("filler")
-    c3.record(m3, {"filler": f3}, details={arm: {k: table[arm][k] for k in (
-        "informativeness", "frac_zero_std", "co_influence", "co_influence_cosine")} for arm in cfg.arms},
-        summary=(f"BRIDGE - plain: sqrt(a(1-a)) {m3['informativeness_diff']:+.3f}, zero-std share "
-                 f"{m3['frac_zero_std_diff']:+.2f}, co-influence cosine {m3['co_influence_cosine_diff']:+.3f}; all "
-                 f"three in seeds {m3['per_seed_all_three']} (needs every seed); filler control "
-                 f"{f3['per_seed_all_three'] if f3 else 'not run'}"))
+    def excess(arm, bridge_margin):
+        return {"excess_over_plain": arm_c2(arm)["margin_id"], "bridge_margin_passes": bool(bridge_margin >= MARGIN)}
 
-    bridge_passes = bool(m2["margin_id"] >= MARGIN)
-    m4 = None if f2 is None else {"excess_over_plain": f2["margin_id"], "bridge_margin_passes": bridge_passes}
-    c4.record(m4, {"bridge": {"excess_over_plain": m2["margin_id"], "bridge_margin_passes": bridge_passes}},
-              unmeasured="filler arm not run at this configuration",
-              summary=(f"ID gain filler - plain {f2['margin_id']:+.3f}; needs < {MARGIN:.2f}; judged only when "
-                       f"BRIDGE's margin passes (BRIDGE - plain {m2['margin_id']:+.3f})") if f2 else
-              "filler arm not run at this configuration")
+    def control(fn, arm, *args):  # an arm that is not run at this configuration is not measured
+        return measure(fn, arm, *args) if arm in cfg.arms else None
+
+    m2 = arm_c2("bridge")
+    by["c2_rl_gain"].record(m2, {"filler": control(arm_c2, "filler")},
+                            details={"arms": table, "chain_gain_diff_id_per_seed": diffs("bridge",
+                                                                                         "gain_chain_id").tolist()})
+    by["c3_mechanism"].record(arm_c3("bridge"), {"filler": control(arm_c3, "filler")},
+                              details={arm: {k: table[arm][k] for k in ("informativeness", "frac_zero_std",
+                                                                        "co_influence", "co_influence_cosine")}
+                                       for arm in cfg.arms})
+    by["c4_filler_control"].record(excess("filler", m2["margin_id"]) if "filler" in cfg.arms else None,
+                                   {"bridge": measure(excess, "bridge", m2["margin_id"])},
+                                   unmeasured="filler arm not run at this configuration")
     return table
 
 
