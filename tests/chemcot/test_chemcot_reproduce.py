@@ -17,7 +17,14 @@ def test_smoke_reproduction(tmp_path):
     c2 = by_id["c2_transport"]["measured"]
     assert c2["method"]["http_equal"] is True and c2["method"]["parse_rate_wrapped"] == 1.0
     assert c2["controls"]["official_parser"]["parse_rate_wrapped"] < 1.0  # the control fails the criterion
-    assert by_id["c4_llm_ranking"]["verdict"] == "inconclusive" and by_id["c4_llm_ranking"]["kind"] == "headline"
+    c4 = by_id["c4_llm_ranking"]
+    assert c4["verdict"] == "inconclusive" and c4["kind"] == "headline" and c4["instance"] == "stand-in"
+    # verdicts v4 (#58): inconclusive through the machinery (the reasoning side is a missing figure), and the
+    # negative control is computed in this run
+    assert c4["measured"]["method"]["reasoning_minus_plain_success"] is None
+    assert c4["reason"].startswith("the method's measurement could not decide")
+    assert c4["control_results"][0]["provenance"].startswith("ran ")
+    assert all(c["instance"] == "stand-in" for c in by_id.values() if c["kind"] != "check")
     assert by_id["c4b_llm_end_to_end"]["verdict"] == "reproduced"
     assert by_id["c4b_llm_end_to_end"]["measured"]["controls"]["lossy_server"]["answered"] < 1.0
     assert res["figures"] == ["figures/subtask_scores.png"]
@@ -33,7 +40,7 @@ def test_fidelity_cases_pass_and_the_broken_variant_fails_many():
 
 
 def test_claims_declare_controls_and_bad_config_is_refused():
-    claims = {c.id: c for c in declare_claims()}
+    claims = {c.id: c for c in declare_claims("quick")}
     assert [c.role for c in claims["c5_cot_lora"].controls] == ["negative"]
     assert claims["c5_cot_lora"].criterion.startswith("held-out editing pass rate")
     with pytest.raises(ValueError, match="ChemcotConfig.n must be a non-negative integer"):
@@ -90,7 +97,21 @@ def test_c5_below_the_issues_held_out_minimum_is_inconclusive_not_decided():
 
     verdicts = {}
     for n in (6, C5_MIN_HELDOUT):
-        c5 = {c.id: c for c in declare_claims()}["c5_cot_lora"]
+        c5 = {c.id: c for c in declare_claims("quick")}["c5_cot_lora"]
         c5.record(figures(n, [0.0, 0.0, 0.0]), controls={"answer_only_lora": figures(n, [0.0, 0.0, 0.0])})
         verdicts[n] = str(c5.verdict)
     assert verdicts == {6: "inconclusive", C5_MIN_HELDOUT: "not_reproduced"}
+
+
+def test_c4_is_decided_by_its_figures_once_a_reasoning_llm_is_measured():
+    """c4 is inconclusive offline only because its figure is missing: given both sides, the same rule decides."""
+    def c4(figures, control):
+        claim = {c.id: c for c in declare_claims("quick")}["c4_llm_ranking"]
+        return str(claim.record(figures, controls={"same_model_halves": control}).verdict)
+
+    halves = {"reasoning_minus_plain_success": -0.02, "reasoning_success": 0.4, "non_reasoning_success": 0.42}
+    assert c4({"reasoning_minus_plain_success": None, "non_reasoning_success": 0.3}, halves) == "inconclusive"
+    assert c4({"reasoning_minus_plain_success": 0.1}, halves) == "reproduced"
+    assert c4({"reasoning_minus_plain_success": -0.1}, halves) == "not_reproduced"
+    assert c4({"reasoning_minus_plain_success": 0.1}, dict(halves, reasoning_minus_plain_success=0.05)) == \
+        "inconclusive"  # one model against itself passes too: vacuous
