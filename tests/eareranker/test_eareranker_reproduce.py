@@ -51,3 +51,9 @@ def test_smoke_reproduction(tmp_path):
     else:
         assert len(ce_c) == ce_sel["max_epochs"]
     assert sorted(res["figures"]) == ["figures/confusion_matrix.png", "figures/cost_vs_length.png"]
+    # verdicts v4 (#58): every judged claim is a stand-in (generated data); c3b's controls (the broken model and
+    # the whole-split EAReranker, the positive) are computed in this run
+    assert all(c["instance"] == "stand-in" for c in res["claims"] if c["kind"] != "check")
+    ctl3b = {r["name"]: r for r in by_id["c3b_competitive"]["control_results"]}
+    assert set(ctl3b) == {"shuffled_scores", "full_split"}
+    assert all(r["provenance"].startswith("ran ") for r in ctl3b.values())

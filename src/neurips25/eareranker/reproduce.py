@@ -1,44 +1,17 @@
 """Reproduction of EAReranker's claims (NeurIPS 2025; full text unavailable, see docs/eareranker.md).
 
-Verdicts v3 (issue #49, criteria fixed in code before the first v2 run): every claim hands its figures and its
-controls' figures to the machinery (:meth:`Claim.record`), which applies the one criterion to each.
+Verdicts v4 (criteria of issue #49, fixed in code before the first v2 run): :func:`declare_claims` states every
+claim with its controls; the machinery applies the one criterion to the method and to each control.
 
 The pre-registered ranking metric ("with room"): ``spearman_own`` = the mean over test queries of the Spearman
 correlation between predicted and true adequacy among the queried entity's OWN documents (distractors left
 out): all of them are relevant, so cosine similarity cannot order them by adequacy, and a constant scores 0.
 
-1. c1 (supporting) adequacy is not relevance: bin accuracy >= cosine + 0.20 AND spearman_own >= cosine + 0.10.
-   Negative control: EAReranker trained on shuffled scores. Positive control: the true scores (the ceiling:
-   the instance leaves room for both gains).
-2. c2a / c2b (supporting) each named component matters, 3 training seeds per arm, mean macro-F1 over bins:
-   c2a expansion (whole-vector lift to T tokens) vs one token per vector (n_chunks=1) at EQUAL parameter count
-   (the one-token model's decoder feed-forward widened to match); c2b bin-aware loss vs plain cross-entropy
-   (beta=0, ordinal_weight=0); each gain >= +0.02. Negative control: the full model against itself with three
-   other seeds (a no-op "ablation"; seed noise must not pass as a component effect).
-3. c3a (check) constant cost, by construction: given precomputed embeddings the scorer's input is two
-   d-vectors whatever the document length, so its peak tensor memory per pair at 2000 vs 50 words is within
-   10% AND it is >= 2x faster than the cross-encoder at 500 words. Negative control: the same scorer with the
-   document embedding computed in the timed call (what "constant" needs the vector store for).
-4. c3b (headline) competitive with a plaintext reranker: spearman_own >= cross-encoder's - 0.05 on the same
-   test queries, where the MiniLM cross-encoder is fine-tuned on the SAME training pairs as EAReranker, to
-   convergence. v3 (a protocol correction made after the v2 seeds disagreed; the criterion did not move): BOTH
-   arms choose their checkpoint by the same rule, the best spearman_own on the own documents of the same
-   validation queries (disjoint from the test queries and the training pairs), looking over their whole
-   budget (the cross-encoder every epoch, EAReranker every ``eval_every`` steps), best kept; before v3
-   EAReranker early-stopped by loss on 32 of its own 256 pairs while the cross-encoder stopped on the ranking
-   metric with patience 1. Negative control: the broken EAReranker (trained on the same pairs with shuffled
-   scores, same selection rule). Preconditions: the cross-encoder learnt (its spearman_own >= 0.2) and
-   converged (the issue defines the comparison against a converged cross-encoder). v4 (a protocol change made
-   before any v4 run, because v3's 5-epoch cap left the seed-1 cross-encoder unconverged): the cross-encoder
-   trains until its validation spearman_own has not improved for ``ce_patience`` (2) consecutive epochs, at
-   most ``ce_max_epochs`` (10 at quick), best epoch kept; "converged" = it stopped that way before the cap. It
-   pays for the longer run by training and scoring in bf16 mixed precision (fused AdamW); EAReranker's side is
-   unchanged. Reported beside it (diagnosis, not judged): EAReranker's spearman_own on the same test pairs when
-   trained on nested supersets of the shared pairs (same selection rule; none at quick scale since v4).
-5. c4 LACC@{5,10,25} under both readings; the paper's 92.85% / 86.12% are shown, never targeted: undecidable
-   here (other data, unknown definition), so inconclusive by construction.
-6. c5 (check) unit checks: hand-computed binning, (1/freq)^beta weights, same seed -> same scores, rank sorted
-   with top_k, and rank / bin / filter agree.
+c3b's protocol (v3, after the v2 seeds disagreed; v4, before any v4 run; the criterion never moved): the MiniLM
+cross-encoder is fine-tuned on the SAME training pairs as EAReranker; both arms keep the checkpoint with the best
+spearman_own on the own documents of the same validation queries (disjoint from test and training), the
+cross-encoder trained until ``ce_patience`` epochs pass without a validation improvement (at most
+``ce_max_epochs``; "converged" = stopped that way), in bf16 mixed precision.
 """
 
 from __future__ import annotations
@@ -62,6 +35,7 @@ from neurips25.eareranker.estimator import EARerankerEstimator
 from neurips25.eareranker.loss import bin_weights
 from neurips25.eareranker.rubric import AdequacyRubric
 from neurips25.repro import Claim, Control, Criterion, LocalContext, Outcome, Precondition, Scale, progress, register
+from neurips25.repro.claims import measure
 
 PAPER_LACC = {"LACC@10": 92.85, "LACC@25": 86.12}
 EA_TIMING_PAIRS = 1024  # pairs per timed EAReranker call
@@ -276,23 +250,16 @@ def _fit_variant(item) -> EARerankerEstimator:
     return est
 
 
-def _gain_rule(m) -> bool | None:
-    """c1: both gains over cosine (bin accuracy +0.20, spearman_own +0.10)."""
-    a, r = m.get("acc_gain"), m.get("rank_gain")
-    if a is None or r is None or not (np.isfinite(a) and np.isfinite(r)):
-        return None
-    return bool(a >= 0.20 and r >= 0.10)
+#: what the judged claims are judged on (issue #58)
+INSTANCE_NOTE = ("AdequacySynth (documents about fictional entities generated here from templates, adequacy known by "
+                 "construction) embedded with the real all-MiniLM-L6-v2 (a hashed bag of words at smoke), standing in "
+                 "for the paper's four public benchmarks (unnamed, not offline): the verdict says how EAReranker does "
+                 "on generated adequacy data, not on the paper's benchmarks")
 
 
-def _cost_rule(m) -> bool | None:
-    """c3a: memory 2000/50 words within 10% and >= 2x faster than the cross-encoder at 500 words."""
-    sp, mem = m.get("speedup"), m.get("memory_ratio")
-    if sp is None or mem is None or not (np.isfinite(sp) and np.isfinite(mem)):
-        return None
-    return bool(abs(mem - 1) < 0.10 and sp >= 2.0)
-
-
-def _declare() -> list[Claim]:
+def declare_claims(scale: Scale | None = None) -> list[Claim]:
+    """The claims with their criteria and controls (fixed before any run; the same at every scale)."""
+    judged = dict(instance="stand-in", instance_note=INSTANCE_NOTE)
     neg_shuffled = Control.negative("shuffled_scores", "EAReranker trained on the same pairs with the scores "
                                     "permuted (learns no adequacy)")
     null = Control.negative("null_ablation", "the full model against itself with three other training seeds "
@@ -301,17 +268,20 @@ def _declare() -> list[Claim]:
                      "seed noise")
     return [
         Claim("c1_adequacy_not_relevance", "adequacy assessment goes beyond simple relevance (cosine similarity)",
-              kind="supporting",
+              kind="supporting", **judged,
               criterion=Criterion("bin accuracy >= cosine + 0.20 and spearman_own >= cosine + 0.10 (test split)",
-                                  "acc_gain", _gain_rule, ">= 0.20 (and rank_gain >= 0.10)"),
+                                  "acc_gain", lambda m: m["acc_gain"] >= 0.20 and m["rank_gain"] >= 0.10,
+                                  ">= 0.20 (and rank_gain >= 0.10)"),
               controls=[neg_shuffled, Control.positive("true_scores", "the true adequacy scores and bins (the "
                                                        "ceiling: shows the instance leaves room for both gains)")]),
-        Claim("c2a_expansion", "embedding dimension expansion improves adequacy prediction", kind="supporting",
+        Claim("c2a_expansion", "embedding dimension expansion improves adequacy prediction",
+              kind="supporting", **judged,
               criterion=Criterion.at_least("gain", 0.02, "mean macro-F1 (3 seeds) of the expansion (whole-vector "
                                            "lift, T tokens) minus that of one token per vector at equal parameter "
                                            "count >= 0.02"),
               controls=[null], no_positive_control=why_no_pos_c2),
-        Claim("c2b_bin_aware_loss", "the bin-aware weighted loss improves adequacy prediction", kind="supporting",
+        Claim("c2b_bin_aware_loss", "the bin-aware weighted loss improves adequacy prediction",
+              kind="supporting", **judged,
               criterion=Criterion.at_least("gain", 0.02, "mean macro-F1 (3 seeds) with the bin-aware loss minus "
                                            "that with plain cross-entropy >= 0.02"),
               controls=[null], no_positive_control=why_no_pos_c2),
@@ -319,25 +289,29 @@ def _declare() -> list[Claim]:
               "rerankers (holds by construction given precomputed embeddings)", kind="check",
               paper_value="~550 MB constant; 2-3x faster",
               criterion=Criterion("peak tensor memory per pair at 2000 vs 50 words within 10% and CE/EA time per "
-                                  "pair at 500 words >= 2", "speedup", _cost_rule, ">= 2 (and memory x1 +- 10%)"),
+                                  "pair at 500 words >= 2", "speedup",
+                                  lambda m: abs(m["memory_ratio"] - 1) < 0.10 and m["speedup"] >= 2.0,
+                                  ">= 2 (and memory x1 +- 10%)"),
               controls=[Control.negative("embed_in_call", "EAReranker with the MiniLM document embedding computed "
                                          "inside the timed call")]),
         Claim("c3b_competitive", "competitive performance with state-of-the-art plaintext rerankers",
-              kind="headline",
+              kind="headline", **judged,
               criterion=Criterion.at_least("gap", -0.05, "spearman_own(EAReranker) - spearman_own(MiniLM "
                                            "cross-encoder fine-tuned on the same pairs to convergence) >= -0.05"),
               controls=[Control.negative("shuffled_scores", "EAReranker trained on the same pairs with the "
-                                         "scores permuted (the broken model)")],
-              no_positive_control="no other scorer is known to match a converged cross-encoder here (the "
-                                  "cross-encoder against itself would be the method compared with itself)",
+                                         "scores permuted (the broken model)"),
+                        Control.positive("full_split", "EAReranker trained on the whole training split (about 25x "
+                                         "the shared pairs; loss-based early stopping) against the same cross-"
+                                         "encoder on the same test pairs: an embedding-only scorer can reach the "
+                                         "bar on this instance")],
               preconditions=[Precondition("the cross-encoder learnt (its spearman_own >= 0.2)",
-                                          lambda m: m.get("ce_spearman_own", 0) >= 0.2),
+                                          lambda m: m["ce_spearman_own"] >= 0.2),
                              Precondition("the cross-encoder was trained to convergence (its validation "
                                           "spearman_own stopped improving, for the patience's number of epochs, "
                                           "before the epoch cap)",
-                                          lambda m: m.get("ce_converged"))]),
+                                          lambda m: m["ce_converged"])]),
         Claim("c4_lacc", "semantic bin adequacy prediction accuracy of 92.85% LACC@10 and 86.12% LACC@25",
-              paper_value="92.85% LACC@10, 86.12% LACC@25", kind="supporting",
+              paper_value="92.85% LACC@10, 86.12% LACC@25", kind="supporting", **judged,
               criterion=Criterion("undecidable here: other data and an unknown LACC definition; both readings "
                                   "reported, never targeted", "topk@10", lambda m: None),
               controls=[Control.negative("cosine", "the cosine baseline's LACC")],
@@ -355,7 +329,7 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     ctx = ctx if ctx is not None else LocalContext()
     cfg: Config = scale.pick(smoke=SMOKE, quick=QUICK, paper=PAPER)
     t0 = time.time()
-    claims = {c.id: c for c in _declare()}
+    claims = {c.id: c for c in declare_claims(scale)}
 
     # --- data and embeddings ----------------------------------------------------------------------------------
     synth = AdequacySynth(n_entities=cfg.n_entities, seed=seed)
@@ -431,20 +405,14 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     # --- c1 ---------------------------------------------------------------------------------------------------
     acc_c, rank_c = runs["cosine"]["bin_accuracy"], runs["cosine"]["spearman_own"]
 
-    def gains(acc, rank):
-        return {"acc_gain": acc - acc_c, "rank_gain": rank - rank_c, "bin_accuracy": acc, "spearman_own": rank}
+    def gains(run):
+        return {"acc_gain": run["bin_accuracy"] - acc_c, "rank_gain": run["spearman_own"] - rank_c,
+                "bin_accuracy": run["bin_accuracy"], "spearman_own": run["spearman_own"]}
 
-    m1 = gains(mean_of("full", "bin_accuracy"), mean_of("full", "spearman_own"))
-    sh, tru = runs[f"shuffled/s{seed}"], runs["true_scores"]
-    c1 = {"shuffled_scores": gains(sh["bin_accuracy"], sh["spearman_own"]),
-          "true_scores": gains(tru["bin_accuracy"], tru["spearman_own"])}
+    full_mean = {k: mean_of("full", k) for k in ("bin_accuracy", "spearman_own")}
     claims["c1_adequacy_not_relevance"].record(
-        m1, controls=c1,
-        summary=f"bin acc {m1['bin_accuracy']:.3f} vs cosine {acc_c:.3f} ({m1['acc_gain']:+.3f}; needs >= +0.20); "
-                f"spearman_own {m1['spearman_own']:.3f} vs cosine {rank_c:.3f} ({m1['rank_gain']:+.3f}; needs >= "
-                f"+0.10); shuffled-score control {c1['shuffled_scores']['acc_gain']:+.3f} / "
-                f"{c1['shuffled_scores']['rank_gain']:+.3f}; true-score ceiling {c1['true_scores']['acc_gain']:+.3f}"
-                f" / {c1['true_scores']['rank_gain']:+.3f}",
+        gains(full_mean), controls={"shuffled_scores": measure(gains, runs[f"shuffled/s{seed}"]),
+                                    "true_scores": measure(gains, runs["true_scores"])},
         details={"cosine": {"bin_accuracy": acc_c, "spearman_own": rank_c},
                  "per_seed": {f"s{seed + i}": {k: runs[f"full/s{seed + i}"][k] for k in ("bin_accuracy",
                                                                                         "spearman_own")}
@@ -454,9 +422,13 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
              "the queried entity's own documents")
 
     # --- c2a / c2b ---------------------------------------------------------------------------------------------
-    f_full, f_null = mean_of("full", "macro_f1"), mean_of("null", "macro_f1", seed + ns)
+    f_full = mean_of("full", "macro_f1")
     f_one, f_ce = mean_of("one_token", "macro_f1"), mean_of("plain_ce", "macro_f1")
-    null_fig = {"gain": f_full - f_null, "macro_f1": f_null}
+
+    def null_ablation():  # the full model against itself at three other seeds
+        f_null = mean_of("null", "macro_f1", seed + ns)
+        return {"gain": f_full - f_null, "macro_f1": f_null}
+
     counts = np.bincount(data.bins[tr], minlength=n_bins)
     rare = [int(b) for b in np.argsort(counts)[:2]]
 
@@ -475,16 +447,14 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
             "one_token_dim_feedforward": one_tok["dim_feedforward"],
             "train_bin_counts": counts.tolist()}
     claims["c2a_expansion"].record(
-        {"gain": f_full - f_one, "macro_f1": f_full, "macro_f1_one_token": f_one}, controls={"null_ablation": null_fig},
-        summary=f"macro-F1 lift expansion {f_full:.3f} vs one token {f_one:.3f} ({f_full - f_one:+.3f}; needs >= "
-                f"+0.02; {n_full} vs {n_one} parameters); null control {f_full - f_null:+.3f}",
-        details=det2, note=f"{ns} seeds per arm; the one-token model's feed-forward width "
-                                f"{one_tok['dim_feedforward']} equalises the parameter count")
+        {"gain": f_full - f_one, "macro_f1": f_full, "macro_f1_one_token": f_one},
+        controls={"null_ablation": measure(null_ablation)}, details=det2,
+        note=f"{ns} seeds per arm; {n_full} vs {n_one} parameters (the one-token model's feed-forward width "
+             f"{one_tok['dim_feedforward']} equalises the parameter count)")
     claims["c2b_bin_aware_loss"].record(
-        {"gain": f_full - f_ce, "macro_f1": f_full, "macro_f1_plain_ce": f_ce}, controls={"null_ablation": null_fig},
-        summary=f"macro-F1 bin-aware loss {f_full:.3f} vs plain CE {f_ce:.3f} ({f_full - f_ce:+.3f}; needs >= "
-                f"+0.02); null control {f_full - f_null:+.3f}",
-        details=det2, note=f"{ns} seeds per arm; rarest training bins {[rubric.bin_names[b] for b in rare]}")
+        {"gain": f_full - f_ce, "macro_f1": f_full, "macro_f1_plain_ce": f_ce},
+        controls={"null_ablation": measure(null_ablation)}, details=det2,
+        note=f"{ns} seeds per arm; rarest training bins {[rubric.bin_names[b] for b in rare]}")
 
     # --- c3b: the cross-encoder on the same pairs, to convergence ------------------------------------------------
     def texts(idx):
@@ -509,8 +479,15 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     def rho(est):
         return M.spearman_within(est.predict_score(Q[sub], X[sub]), t_sub, g_sub)
 
-    rho_ea, rho_sh = rho(models["shared/ea"]), rho(models["shared/shuffled"])
-    rho_full = rho(models[f"full/s{seed}"])
+    def c3b(est):  # an EAReranker against the converged cross-encoder on the same test pairs
+        r = rho(est)
+        return {"gap": r - rho_ce, "spearman_own": r, "ce_spearman_own": rho_ce, "ce_converged": bool(ce.converged_)}
+
+    m3b = c3b(models["shared/ea"])
+    rho_ea = m3b["spearman_own"]
+    c3b_controls = {"shuffled_scores": measure(c3b, models["shared/shuffled"]),
+                    "full_split": measure(c3b, models[f"full/s{seed}"])}
+    rho_full = c3b_controls["full_split"]["spearman_own"]
     rho_cos = M.spearman_within(CosineBaseline.cosine(Q[sub], X[sub]), t_sub, g_sub)
     curve = {str(shared.size): rho_ea, **{str(n): rho(models[f"curve/ea{n}"]) for n in curve_sets},
              str(int(tr.sum())): rho_full}
@@ -533,13 +510,7 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
                 f"NOT converged: validation spearman_own still improving within the last {cfg.ce_patience} "
                 f"epoch(s) of the {cfg.ce_max_epochs}-epoch cap (best epoch {ce.best_epoch_})")
     claims["c3b_competitive"].record(
-        {"gap": rho_ea - rho_ce, "spearman_own": rho_ea, "ce_spearman_own": rho_ce, "ce_converged": ce_conv},
-        controls={"shuffled_scores": {"gap": rho_sh - rho_ce, "spearman_own": rho_sh, "ce_spearman_own": rho_ce,
-                                      "ce_converged": ce_conv}},
-        summary=f"spearman_own EAReranker {rho_ea:.3f} vs cross-encoder {rho_ce:.3f} ({rho_ea - rho_ce:+.3f}; needs "
-                f">= -0.05), both trained on the same {shared.size} pairs; broken (shuffled-score) EAReranker "
-                f"{rho_sh - rho_ce:+.3f}; cross-encoder {ce_state}; EAReranker learning curve (pairs: "
-                f"spearman_own) " + ", ".join(f"{k}: {v:.3f}" for k, v in curve.items()),
+        m3b, controls=c3b_controls, summary=f"cross-encoder {ce_state}",
         details={"cross_encoder_validation_spearman_own_per_epoch": list(ce.validation_curve_),
                  "cross_encoder_validation_bce_per_epoch": list(ce.validation_bce_),
                  "cross_encoder_best_epoch": ce.best_epoch_, "cross_encoder_converged": ce_conv,
@@ -571,26 +542,18 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
                 "memory_ratio": t[hi]["peak_bytes_per_pair"] / t[lo]["peak_bytes_per_pair"],
                 "time_ratio": t[hi]["time_per_pair_ms"] / t[lo]["time_per_pair_ms"]}
 
-    m3a, c3a = cost_fig("eareranker"), cost_fig("eareranker_embed_in_call")
     ce_fig = cost_fig("cross_encoder")
     claims["c3a_constant_cost"].record(
-        m3a, controls={"embed_in_call": c3a},
-        summary=f"EAReranker memory 2000/50 words x{m3a['memory_ratio']:.2f}, {m3a['speedup']:.0f}x faster than the "
-                f"cross-encoder at {mid} words (time 2000/50 x{m3a['time_ratio']:.2f}, reported); embedding in the "
-                f"call: memory x{c3a['memory_ratio']:.2f}, {c3a['speedup']:.1f}x; cross-encoder memory "
-                f"x{ce_fig['memory_ratio']:.2f}, truncates {timing['cross_encoder'][hi]['truncated_fraction']:.0%} "
-                f"at {ce.max_seq_length} word pieces",
+        cost_fig("eareranker"), controls={"embed_in_call": measure(cost_fig, "eareranker_embed_in_call")},
+        summary=f"the cross-encoder truncates {timing['cross_encoder'][hi]['truncated_fraction']:.0%} at "
+                f"{ce.max_seq_length} word pieces",
         details={"cost": timing, "cross_encoder": ce_fig},
         note="holds by construction: the scorer reads two d-vectors whatever the length; memory = peak live tensor "
              "bytes (torch dispatcher), time = min over interleaved rounds of all legs (not judged: noise)")
 
     # --- c4 ---------------------------------------------------------------------------------------------------
-    e, c = runs[f"full/s{seed}"]["lacc"], runs["cosine"]["lacc"]
     claims["c4_lacc"].record(
-        dict(e), controls={"cosine": dict(c)},
-        summary=f"EAReranker LACC top-k@5/10/25 {e['topk@5']:.1%}/{e['topk@10']:.1%}/{e['topk@25']:.1%}, "
-                f"tolerance@5/10/25 {e['tolerance@5']:.1%}/{e['tolerance@10']:.1%}/{e['tolerance@25']:.1%}; cosine "
-                f"top-k@10 {c['topk@10']:.1%}; paper 92.85% @10, 86.12% @25 (not a target; other data)",
+        dict(runs[f"full/s{seed}"]["lacc"]), controls={"cosine": measure(dict, runs["cosine"]["lacc"])},
         details={"paper": PAPER_LACC, "mlp": runs[f"mlp/s{seed}"]["lacc"]},
         note=f"{int(data.pair_query[te].size / np.unique(data.pair_query[te]).size)} candidates per query, so "
              "top-k@10 and @25 cover (nearly) every candidate here")
@@ -598,8 +561,7 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
     # --- c5 ---------------------------------------------------------------------------------------------------
     u = _unit_checks(seed)
     names = ("binning", "weights", "same_seed_same_scores", "rank_sorted_top_k", "rank_bin_filter_agree")
-    claims["c5_unit_checks"].record({"n_failed": sum(not u[k] for k in names), **u}, summary=", ".join(
-        f"{k}={'ok' if u[k] else 'FAIL'}" for k in names))
+    claims["c5_unit_checks"].record({"n_failed": sum(not u[k] for k in names), **u})
 
     main = models[f"full/s{seed}"]
     pred = main.predict_bin(Q[te], X[te])
