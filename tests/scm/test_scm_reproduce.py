@@ -24,10 +24,15 @@ def test_smoke_reproduction(tmp_path):
         assert oracle and oracle[0]["passes"] is True
     assert all(c["summary"] for c in res["claims"])
     assert res["figures"] == ["figures/detection_f1.png"]
+    # verdicts v4 (#58): every judged claim is a stand-in; every measured control was computed in this run
+    assert all(c["instance"] == "stand-in" and c["instance_note"] for c in res["claims"] if c["kind"] != "check")
+    for cid in ("c3_partial_vs_full", "c4_early_stop"):
+        for r in by_id[cid]["control_results"]:
+            assert r["provenance"].startswith("ran ") or r["provenance"] == "not measured", (cid, r)
 
 
 def test_claims_declare_negative_controls_the_issue_asks_for():
-    by_id = {c.id: c for c in declare_claims()}
+    by_id = {c.id: c for c in declare_claims("quick")}
     neg = {c.name for c in by_id["c3_partial_vs_full"].controls if c.role == "negative"}
     assert {"naive_labels", "opener_rule", "prompt_only", "untrained_heads"} <= neg
     assert "complete_answer_judge" in {c.name for c in by_id["c4_early_stop"].controls}
@@ -42,3 +47,20 @@ def test_upper_layers_reproduce_the_backbone_and_leave_it_untouched():
         h = top(inputs_embeds=out.hidden_states[1], use_cache=False).last_hidden_state
     torch.testing.assert_close(h, out.last_hidden_state, atol=1e-5, rtol=1e-5)
     assert all(a is not b for a, b in zip(top.layers, dec.layers[1:]))  # a copy: LoRA on it leaves dec alone
+
+
+def test_a_nan_figure_reads_inconclusive_and_the_judge_control_is_computed():
+    import numpy as np
+
+    from neurips25.scm.reproduce import complete_answer_judge
+
+    c3 = {c.id: c for c in declare_claims("quick")}["c3_partial_vs_full"]
+    ok = {"partial_f1": 0.9, "full_complete_f1": 0.9, "full_prefix_f1": 0.5}
+    bad = {"partial_f1": 0.5, "full_complete_f1": 0.9, "full_prefix_f1": 0.5}
+    c3.record(dict(ok, partial_f1=float("nan")), controls={"untrained_heads": bad, "naive_labels": bad,
+                                                           "opener_rule": bad, "prompt_only": bad,
+                                                           "oracle_token_labels": ok})
+    assert str(c3.verdict) == "inconclusive"
+    # harmful answers 0 and 2 end at their first harmful sentence's end (5, 9) or after it (12 > 9)
+    judge = complete_answer_judge([5, 7, 12], [1, 0, 1], np.array([5, 0, 9]))
+    assert judge == {"stopped_by_first_harm_end": 0.5, "false_alarm_rate": 0.0}
