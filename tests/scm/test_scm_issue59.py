@@ -131,3 +131,28 @@ def test_from_pretrained_without_the_backbone_refuses_saved_adapters(tmp_path):
         back = StreamingContentMonitor.from_pretrained(tmp_path / "heads")
     assert back.backbone is None
     assert torch.equal(back.token_head.weight, frozen.token_head.weight)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize("shared", [False, True], ids=["own", "shared"])
+def test_float32_heads_on_a_half_precision_generator(dtype, shared):
+    # heads trained in float32 (on cached states) attached to a bf16 / fp16 generator: before the fix every
+    # entry point (forward, session, both generate modes) crashed with "mat1 and mat2 must have the same dtype"
+    lm = causal_lm("llama")
+    heads = _monitor(lm)
+    gen = copy.deepcopy(lm).to(dtype)
+    live = heads.with_backbone(truncate_layers(copy.deepcopy(gen.model), 1))
+    ids = _ids(batch=2)
+    with live.guard(gen, NEVER, ids.shape[1], share=shared) as crit:
+        out = gen.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=4, min_new_tokens=4,
+                           do_sample=False, stopping_criteria=[crit], pad_token_id=0)
+    with torch.no_grad():
+        offline = live(out).token_logits.softmax(-1)[:, ids.shape[1]:, 1]
+        ref = heads(out).token_logits.softmax(-1)[:, ids.shape[1]:, 1]  # all float32
+    assert offline.dtype == torch.float32
+    for b, sess in enumerate(crit.sessions):
+        assert len(sess.probs) == (3 if shared else 4)
+        got = torch.tensor(sess.probs)
+        assert (got - offline[b, :len(got)]).abs().max() < 1e-2
+        assert (got - ref[b, :len(got)]).abs().max() < 5e-2
+    assert torch.isfinite(torch.tensor(live.start(ids[0]).step(5).p_harm))

@@ -116,6 +116,7 @@ class StreamingContentMonitor(nn.Module):
         if not isinstance(hidden, torch.Tensor) or hidden.ndim != 3 or hidden.shape[-1] != self.config["hidden_size"]:
             got = tuple(hidden.shape) if isinstance(hidden, torch.Tensor) else type(hidden).__name__
             raise ValueError(f"`hidden_states` must have shape (batch, seq, {self.config['hidden_size']}); got {got}")
+        hidden = hidden.to(self.token_head.weight.dtype)  # float32 heads on a bf16 / fp16 backbone read upcast states
         token_logits = self.token_head(self.dropout(hidden))
         if attention_mask is None:
             last = torch.full((hidden.shape[0],), hidden.shape[1] - 1, dtype=torch.long, device=hidden.device)

@@ -128,7 +128,8 @@ class StreamSession(ScoreTally):
         self.monitor.eval()
         h, self._cache = call_backbone(self.monitor.backbone, torch.tensor([[int(token_id)]], device=self._device),
                                        cache=self._cache, use_cache=True)
-        logits = self.monitor.token_head(h[0, -1])
+        head = self.monitor.token_head
+        logits = head(h[0, -1].to(head.weight.dtype))  # float32 heads on a half-precision backbone
         self.monitor.train(was_training)
         return self.record(float(logits.softmax(-1)[1]))
 
@@ -236,7 +237,8 @@ class SharedBackboneTap:
                                f"chunk covers {start}..{end - 1}): was the criterion attached after generation "
                                "started?")
         sel = h[:, first - start:]
-        return self.monitor.token_head(self.norm(sel)).softmax(-1)[..., 1].float()
+        head = self.monitor.token_head
+        return head(self.norm(sel).to(head.weight.dtype)).softmax(-1)[..., 1].float()
 
     def close(self) -> None:
         """Remove the hook from the generator (idempotent)."""
