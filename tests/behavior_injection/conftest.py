@@ -3,7 +3,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
-torch.set_num_threads(1)  # the tests share a 2-core machine: one intra-op thread keeps their CPU time honest
 
 from neurips25.behavior_injection import MiniIGSM, build_tokenizer, tiny_llama  # noqa: E402
 

@@ -45,15 +45,7 @@ def test_predict_runs_the_true_program_on_argmax(tree4):
     assert torch.equal(learner.predict(x), sym.sum(-1).double())
 
 
-@pytest.fixture
-def one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny matmuls: one thread is faster on a busy machine
-    yield
-    torch.set_num_threads(old)
-
-
-def test_fit_learns_digits_from_pair_sums(one_thread):
+def test_fit_learns_digits_from_pair_sums():
     # end to end on real digits: NLL of the sum through a full-rank categorical sketch beats chance clearly
     x_tr, y_tr, x_te, y_te = load_digits_split(600, seed=0)
     index, sums = make_tuples(y_tr, 2, 1000, seed=0)

@@ -90,16 +90,7 @@ def test_linear_dosage_model_uses_missing_indicator():
     assert out[:, 0].tolist() == [5.0, 0.0]
 
 
-@pytest.fixture
-def one_thread():
-    # tiny matrices: one thread avoids oversubscription stalls on a shared machine
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
-def test_tiny_prsformer_learns_an_interaction(one_thread):
+def test_tiny_prsformer_learns_an_interaction():
     # label = SNP 5 and SNP 6 both carry the alt allele: a pure interaction, learnable by attention
     rng = np.random.default_rng(0)
     g = rng.integers(0, 3, size=(256, 32))
