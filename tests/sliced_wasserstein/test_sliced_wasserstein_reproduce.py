@@ -2,9 +2,9 @@
 
 import pytest
 
-from neurips25.repro import Claim, Control, Criterion, Precondition
+from neurips25.repro import Claim, Control, Criterion, Precondition, Scale
 from neurips25.repro.runner import run_one
-from neurips25.sliced_wasserstein.reproduce import _all_at_most, _convergence_rule, _nhanes_shape_rule
+from neurips25.sliced_wasserstein.reproduce import _convergence_rule, _nhanes_shape_rule, declare_claims
 
 
 @pytest.fixture(scope="module")
@@ -15,7 +15,7 @@ def smoke(tmp_path_factory):
 def test_smoke_reproduction(smoke):
     assert smoke["status"] == "ok", smoke["error"]
     claims = {c["id"]: c for c in smoke["claims"]}
-    assert len(claims) == 7 and all(c["verdict"] != "pending" and c["summary"] for c in claims.values())
+    assert len(claims) == 8 and all(c["verdict"] != "pending" and c["summary"] for c in claims.values())
     assert all(c["decided_by"] == "machinery" for c in claims.values())
     kinds = [c["kind"] for c in smoke["claims"]]
     assert kinds.count("headline") == 1 and claims["c5_nhanes_shape"]["kind"] == "headline"
@@ -35,7 +35,7 @@ def test_headline_takes_no_verdict_at_smoke(smoke):
 
 
 def _c5_like():
-    return Claim("c5", "shape beyond the mean", kind="headline",
+    return Claim("c5", "shape beyond the mean", kind="headline", instance="reduced",
                  criterion=Criterion("(A) or (B)", "B_shape_index", _nhanes_shape_rule),
                  controls=[Control.negative("mean_only", "fresh mean-only draw")],
                  no_positive_control="none",
@@ -58,8 +58,24 @@ def test_c5_mean_only_control_gates_the_verdict():
 
 
 def test_rules_decide_nothing_on_missing_figures():
-    assert _nhanes_shape_rule({"B_shape_index": 2.0}) is None
-    assert _convergence_rule({"loglog_slope": -0.5}) is None
-    assert _convergence_rule({"loglog_slope": -0.5, "monotone": True, "eigenfunction_error_ratio": 0.5}) is True
-    assert _convergence_rule({"loglog_slope": -0.5, "monotone": False, "eigenfunction_error_ratio": 0.5}) is False
-    assert _all_at_most(a=1.0, b=2.0)({"a": 1.0, "b": float("nan")}) is None
+    # v4: rules read a Figures view; a missing or NaN figure makes the criterion undecided
+    def crit(rule):
+        return Criterion("rule", "x", rule)
+
+    assert crit(_nhanes_shape_rule)({"B_shape_index": 2.0}) is None
+    assert crit(_convergence_rule)({"loglog_slope": -0.5}) is None
+    assert crit(_convergence_rule)({"loglog_slope": -0.5, "monotone": True, "eigenfunction_error_ratio": 0.5}) is True
+    assert crit(_convergence_rule)({"loglog_slope": float("nan"), "monotone": True,
+                                    "eigenfunction_error_ratio": 0.5}) is None
+    assert crit(_convergence_rule)({"loglog_slope": -0.5, "monotone": False, "eigenfunction_error_ratio": 0.5}) is False
+
+
+def test_c2b_is_also_judged_at_the_oracle_itself_and_c6_positive_is_on_nhanes(smoke):
+    claims = {c["id"]: c for c in smoke["claims"]}
+    strict, c2b = claims["c2b_strict_oracle_kde"], claims["c2b_inverse_from_samples"]
+    assert strict["threshold"] == "<= 1" and c2b["threshold"] == "<= 1.2"
+    assert strict["key_value"] == c2b["key_value"]
+    c6 = {r["name"]: r for r in claims["c6_nhanes_valid_modes"]["control_results"]}
+    assert set(c6) == {"v1_inversion", "nhanes_gaussian"} and c6["nhanes_gaussian"]["provenance"].startswith("ran ")
+    for c in declare_claims(Scale.QUICK):
+        assert c.kind.value == "check" or c.instance == "reduced"

@@ -18,7 +18,6 @@ Seven claims; criteria fixed in issues 9 and 32 before any run, each with a cont
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.stats import gaussian_kde, spearmanr
 from sklearn.linear_model import LinearRegression
 
-from neurips25.repro import Claim, Control, Criterion, Outcome, Precondition, Scale, progress, register
+from neurips25.repro import Claim, Control, Criterion, Outcome, Precondition, Scale, measure, progress, register
 from neurips25.sliced_wasserstein.data import (
     GaussianMixture2D,
     gaussian_family,
@@ -54,44 +53,139 @@ V1_INVERSION = dict(filter="ramp", tails="none")
 ORACLE_KDE_FACTORS = np.round(np.linspace(0.15, 0.6, 10), 3)
 
 
-def _num(m, key: str) -> float | None:
-    """A finite figure of a measurement, or None (missing, non-numeric or non-finite)."""
-    x = m.get(key)
-    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not np.isfinite(x):
-        return None
-    return float(x)
-
-
-def _all_at_most(**limits):
-    """Rule: every named figure <= its limit (None when any is missing)."""
-    def rule(m):
-        xs = {k: _num(m, k) for k in limits}
-        return None if None in xs.values() else all(xs[k] <= t for k, t in limits.items())
-    return rule
-
-
-def _all_above(**limits):
-    """Rule: every named figure > its limit (None when any is missing)."""
-    def rule(m):
-        xs = {k: _num(m, k) for k in limits}
-        return None if None in xs.values() else all(xs[k] > t for k, t in limits.items())
-    return rule
-
-
 def _convergence_rule(m):
     """c4: monotone decrease, log-log slope <= -0.25, eigenfunction error shrinks."""
-    slope, eig = _num(m, "loglog_slope"), _num(m, "eigenfunction_error_ratio")
-    if slope is None or eig is None or "monotone" not in m:
-        return None
-    return bool(m["monotone"]) and slope <= -0.25 and eig < 1.0
+    return bool(m["monotone"]) and m["loglog_slope"] <= -0.25 and m["eigenfunction_error_ratio"] < 1.0
 
 
 def _nhanes_shape_rule(m):
-    """c5: (A) margin over the best mean baseline >= 0.02, or (B) shape index >= its bar."""
-    margin, index, bar = _num(m, "A_margin_over_best_baseline"), _num(m, "B_shape_index"), _num(m, "B_bar")
-    if margin is None or index is None or bar is None:
-        return None
+    """c5: (A) margin over the best mean baseline >= 0.02, or (B) shape index >= its bar (all three measured)."""
+    margin, index, bar = m["A_margin_over_best_baseline"], m["B_shape_index"], m["B_bar"]
     return margin >= 0.02 or index >= bar
+
+
+SIMULATED = dict(instance="reduced", instance_note="simulated Gaussian families and mixtures designed here with "
+                 "known slices; the claim is a general property the paper states, its own simulations are not known")
+NHANES = dict(instance="reduced", instance_note="NHANES 2017-2018 joint systolic / diastolic blood pressure by year of "
+              "age (the paper illustrates on joint SBP / DBP data; its exact cohort is not confirmed)")
+
+
+def declare_claims(scale: Scale) -> list[Claim]:
+    """The eight claims with their criteria and controls (issues 9, 32, 44, 58), declared before any run."""
+    c1 = Claim("c1_isometry",
+               statement="The slicing map is an isometric embedding of distributions (sliced W2) in a "
+                         "Hilbert space of slice quantile functions.",
+               paper_value="stated in the abstract; no figure",
+               criterion=Criterion("quantile-transform embedding distance == SW_2 at the same directions to 1e-6, "
+                                   "and our SW_2 == an exact optimal-assignment oracle to 1e-8 (POT is the oracle "
+                                   "in tests/)", "gap_embedding_vs_sw",
+                                   lambda m: m["gap_embedding_vs_sw"] <= 1e-6 and m["gap_sw_vs_assignment"] <= 1e-8,
+                                   "<= 1e-6"),
+               controls=[Control.negative("lqd_distance", "the LQD embedding's distance (not an isometry for SW_2) "
+                                                          "against the same SW_2")],
+               kind="check")
+    c2a = Claim("c2a_inverse_exact_slices",
+                statement="The slicing transform is invertible: exact slices map back to the distribution.",
+                paper_value="stated in the abstract; no figure",
+                criterion=Criterion("estimator defaults (J=90, M=201, Hann window, exponential slice tails), a "
+                                    "2-component bivariate Gaussian mixture's analytic slices on a 128^2 grid: "
+                                    "relative L1 density error < 5%; LQD round trip to 1e-6; sample route SW_2 < "
+                                    "0.05 x slice s.d.", "rel_l1",
+                                    lambda m: (m["rel_l1"] <= 0.05 and m["lqd_roundtrip_max_abs"] <= 1e-6
+                                               and m["sample_route_sw2_over_sd"] <= 0.05), "< 5%"),
+                controls=[Control.negative("v1_inversion", "the v1 inversion (M=101, ramp filter, no tails) of the "
+                                                           "same analytic slices")],
+                kind="check")
+    c2b = Claim("c2b_inverse_from_samples",
+                statement="Distributions observed through samples are recovered by transforming and inverting "
+                          "through the estimator.",
+                paper_value="stated in the abstract; no figure",
+                criterion=Criterion.at_most(
+                    "ratio_to_oracle_kde", 1.2,
+                    "5 test distributions x draws of N=500 points; fit SlicedWassersteinFPCA (defaults, full rank), "
+                    "inverse_transform(transform(X), output='density'): median relative L1 density error <= 1.2 x "
+                    "that of an oracle-bandwidth 2-D Gaussian KDE on the same points (bandwidth factor 0.15-0.6 "
+                    "picked per sample with the true density: the best a kernel smoother can do at this N; v2 "
+                    "review, issue 44). The v2 bar, 10 %, stays as a diagnostic"),
+                controls=[Control.negative("v1_defaults", "the v1 defaults (M=101, Scott bandwidth, location "
+                                                          "weight 1, ramp, no tails) on the same samples"),
+                          Control.positive("exact_slices", "the estimator's inversion fed the analytic slices of "
+                                                           "the same distributions (no sampling error: the "
+                                                           "instance's ceiling)")],
+                kind="supporting", **SIMULATED)
+    c2b_strict = Claim(
+        "c2b_strict_oracle_kde", statement=c2b.statement, paper_value=c2b.paper_value, kind="supporting",
+        **SIMULATED, controls=c2b.controls,
+        criterion=Criterion.at_most(
+            "ratio_to_oracle_kde", 1.0,
+            "c2b's figures against the oracle-bandwidth 2-D KDE at 1.0x (no allowance): issue #58 asked for this "
+            "verdict beside c2b's 1.2x bar, which was picked with our 1.16x in view"))
+    c3 = Claim("c3_fpca_structure",
+               statement="FPCA in the sliced Hilbert space recovers the latent structure of a family of "
+                         "distributions.",
+               paper_value="not given (simulation designed here)",
+               criterion=Criterion("n=100 Gaussians N(a(1,1), [[1,rho],[rho,1]]), rho=0.6 tanh(b), a,b~U(-1,1): "
+                                   "FVE of 2 components > 0.9 and R^2 > 0.9 for both a and b regressed on the two "
+                                   "scores", "min_r2", lambda m: m["fve_2"] > 0.9 and m["min_r2"] > 0.9, "> 0.9"),
+               controls=[Control.negative("sample_means", "the per-distribution sample means as the two features "
+                                                          "(a mean-only analysis)"),
+                         Control.positive("exact_embeddings", "FPCA of the analytic LQD embeddings of the same "
+                                                              "Gaussians (no estimation error)")],
+               kind="supporting", **SIMULATED)
+    c4 = Claim("c4_convergence",
+               statement="The estimated Hilbert-space representations converge to the true ones as the "
+                         "samples per distribution grow (and so do the FPCA estimates).",
+               paper_value="convergence rates stated as theorems; constants not known here",
+               criterion=Criterion("mean H-error of LQD embeddings decreases monotonically over N with log-log "
+                                   "slope <= -0.25, and the first-eigenfunction error at the largest n < at the "
+                                   "smallest n", "loglog_slope", _convergence_rule, "<= -0.25"),
+               controls=[Control.negative("fixed_bandwidth", "the same pipeline with a KDE whose bandwidth (0.5) "
+                                                             "does not shrink with N")],
+               no_positive_control="a convergence rate has no oracle to compare with: the analytic embeddings have "
+                                   "zero error at every N, and any other estimator known to converge would be a "
+                                   "second method under test",
+               kind="supporting", **SIMULATED)
+    c5 = Claim("c5_nhanes_shape",
+               statement="On joint systolic/diastolic blood pressure by age, the FPCA of the sliced "
+                         "distributions finds structure beyond the mean: its first mode tracks age better "
+                         "than the per-margin means, or a second mode carries shape (spread, SBP-DBP "
+                         "correlation).",
+               paper_value="figures only (mean, modes, scores against age); values not known here",
+               criterion=Criterion("NHANES 2017-2018 by single year of age, estimator defaults: (A) |Spearman(xi_1, "
+                                   "age)| >= the best mean baseline + 0.02 (baselines: per-age mean SBP, mean DBP, "
+                                   "PC1 of the standardised means, PC1 of the slice medians), or (B) the mode-2 "
+                                   "shape index (alpha=-2 vs +2: SBP or DBP s.d. change / 20% relative, SBP-DBP "
+                                   "correlation change / 0.10; the largest) >= max(1, the 99th percentile of the "
+                                   "index over 50 mean-only reference draws); issue 44 replaced v2's 'no control "
+                                   "draw reaches 1' rule, which got stricter with every draw",
+                                   "B_shape_index", _nhanes_shape_rule, ">= max(1, p99 of mean-only draws)"),
+               controls=[Control.negative("mean_only", "a fresh mean-only data set (each age's own mean and size, "
+                                                       "the pooled within-age shape; not one of the reference "
+                                                       "draws) through the same pipeline, (A) and (B)")],
+               no_positive_control="NHANES has no known shape ground truth, and a planted shape change would "
+                                   "not fix which mode carries it (the FPCA orders modes by variance, so mode 1 "
+                                   "would mix a planted spread trend with the mean trend)",
+               preconditions=[Precondition("at least 50 mean-only reference draws (the 99th percentile means "
+                                           "nothing with fewer: no headline verdict at smoke)",
+                                           lambda m: m["n_reference_draws"] >= 50)],
+               kind="headline", **NHANES)
+    c6 = Claim("c6_nhanes_valid_modes",
+               statement="Modes of variation map back to valid distributions (here: without relying on the "
+                         "clip of negative density).",
+               paper_value="stated in the abstract; no figure",
+               criterion=Criterion.at_most("max_negative_mass", 0.01,
+                                           "NHANES modes 1-2 at alpha in {-2,-1,0,1,2}, estimator defaults, default "
+                                           "grid: negative mass before clipping <= 1% of the positive mass (max "
+                                           "over modes)"),
+               controls=[Control.negative("v1_inversion", "the v1 model and inversion (M=101, Scott, location "
+                                                          "weight 1, ramp, no tails) on the same modes"),
+                         Control.positive("nhanes_gaussian", "the default inversion, on the modes' grid, of the "
+                                          "analytic slices of a Gaussian with NHANES's pooled mean and covariance "
+                                          "(a valid density at the data's scale; v3 used the c2a mixture, another "
+                                          "instance)")],
+               kind="supporting", **NHANES)
+    return [c5, c1, c2a, c2b, c2b_strict, c3, c4, c6]
+
 
 
 def _h_norm(Y: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -203,110 +297,10 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     est = dict(n_directions=J, n_quantiles=M)  # the estimator's defaults at quick scale (J = 90, M = 201)
     metrics: dict = {"J": J, "M": M}
 
-    c1 = Claim("c1_isometry",
-               statement="The slicing map is an isometric embedding of distributions (sliced W2) in a "
-                         "Hilbert space of slice quantile functions.",
-               paper_value="stated in the abstract; no figure",
-               criterion=Criterion("quantile-transform embedding distance == SW_2 at the same directions to 1e-6, "
-                                   "and our SW_2 == an exact optimal-assignment oracle to 1e-8 (POT is the oracle "
-                                   "in tests/)", "gap_embedding_vs_sw", _all_at_most(gap_embedding_vs_sw=1e-6,
-                                                                                     gap_sw_vs_assignment=1e-8),
-                                   "<= 1e-6"),
-               controls=[Control.negative("lqd_distance", "the LQD embedding's distance (not an isometry for SW_2) "
-                                                          "against the same SW_2")],
-               kind="check")
-    c2a = Claim("c2a_inverse_exact_slices",
-                statement="The slicing transform is invertible: exact slices map back to the distribution.",
-                paper_value="stated in the abstract; no figure",
-                criterion=Criterion("estimator defaults (J=90, M=201, Hann window, exponential slice tails), a "
-                                    "2-component bivariate Gaussian mixture's analytic slices on a 128^2 grid: "
-                                    "relative L1 density error < 5%; LQD round trip to 1e-6; sample route SW_2 < "
-                                    "0.05 x slice s.d.", "rel_l1",
-                                    _all_at_most(rel_l1=0.05, lqd_roundtrip_max_abs=1e-6,
-                                                 sample_route_sw2_over_sd=0.05), "< 5%"),
-                controls=[Control.negative("v1_inversion", "the v1 inversion (M=101, ramp filter, no tails) of the "
-                                                           "same analytic slices")],
-                kind="check")
-    c2b = Claim("c2b_inverse_from_samples",
-                statement="Distributions observed through samples are recovered by transforming and inverting "
-                          "through the estimator.",
-                paper_value="stated in the abstract; no figure",
-                criterion=Criterion.at_most(
-                    "ratio_to_oracle_kde", 1.2,
-                    "5 test distributions x draws of N=500 points; fit SlicedWassersteinFPCA (defaults, full rank), "
-                    "inverse_transform(transform(X), output='density'): median relative L1 density error <= 1.2 x "
-                    "that of an oracle-bandwidth 2-D Gaussian KDE on the same points (bandwidth factor 0.15-0.6 "
-                    "picked per sample with the true density: the best a kernel smoother can do at this N; v2 "
-                    "review, issue 44). The v2 bar, 10 %, stays as a diagnostic"),
-                controls=[Control.negative("v1_defaults", "the v1 defaults (M=101, Scott bandwidth, location "
-                                                          "weight 1, ramp, no tails) on the same samples"),
-                          Control.positive("exact_slices", "the estimator's inversion fed the analytic slices of "
-                                                           "the same distributions (no sampling error: the "
-                                                           "instance's ceiling)")],
-                kind="supporting")
-    c3 = Claim("c3_fpca_structure",
-               statement="FPCA in the sliced Hilbert space recovers the latent structure of a family of "
-                         "distributions.",
-               paper_value="not given (simulation designed here)",
-               criterion=Criterion("n=100 Gaussians N(a(1,1), [[1,rho],[rho,1]]), rho=0.6 tanh(b), a,b~U(-1,1): "
-                                   "FVE of 2 components > 0.9 and R^2 > 0.9 for both a and b regressed on the two "
-                                   "scores", "min_r2", _all_above(fve_2=0.9, min_r2=0.9), "> 0.9"),
-               controls=[Control.negative("sample_means", "the per-distribution sample means as the two features "
-                                                          "(a mean-only analysis)"),
-                         Control.positive("exact_embeddings", "FPCA of the analytic LQD embeddings of the same "
-                                                              "Gaussians (no estimation error)")],
-               kind="supporting")
-    c4 = Claim("c4_convergence",
-               statement="The estimated Hilbert-space representations converge to the true ones as the "
-                         "samples per distribution grow (and so do the FPCA estimates).",
-               paper_value="convergence rates stated as theorems; constants not known here",
-               criterion=Criterion("mean H-error of LQD embeddings decreases monotonically over N with log-log "
-                                   "slope <= -0.25, and the first-eigenfunction error at the largest n < at the "
-                                   "smallest n", "loglog_slope", _convergence_rule, "<= -0.25"),
-               controls=[Control.negative("fixed_bandwidth", "the same pipeline with a KDE whose bandwidth (0.5) "
-                                                             "does not shrink with N")],
-               no_positive_control="a convergence rate has no oracle to compare with: the analytic embeddings have "
-                                   "zero error at every N, and any other estimator known to converge would be a "
-                                   "second method under test",
-               kind="supporting")
-    c5 = Claim("c5_nhanes_shape",
-               statement="On joint systolic/diastolic blood pressure by age, the FPCA of the sliced "
-                         "distributions finds structure beyond the mean: its first mode tracks age better "
-                         "than the per-margin means, or a second mode carries shape (spread, SBP-DBP "
-                         "correlation).",
-               paper_value="figures only (mean, modes, scores against age); values not known here",
-               criterion=Criterion("NHANES 2017-2018 by single year of age, estimator defaults: (A) |Spearman(xi_1, "
-                                   "age)| >= the best mean baseline + 0.02 (baselines: per-age mean SBP, mean DBP, "
-                                   "PC1 of the standardised means, PC1 of the slice medians), or (B) the mode-2 "
-                                   "shape index (alpha=-2 vs +2: SBP or DBP s.d. change / 20% relative, SBP-DBP "
-                                   "correlation change / 0.10; the largest) >= max(1, the 99th percentile of the "
-                                   "index over 50 mean-only reference draws); issue 44 replaced v2's 'no control "
-                                   "draw reaches 1' rule, which got stricter with every draw",
-                                   "B_shape_index", _nhanes_shape_rule, ">= max(1, p99 of mean-only draws)"),
-               controls=[Control.negative("mean_only", "a fresh mean-only data set (each age's own mean and size, "
-                                                       "the pooled within-age shape; not one of the reference "
-                                                       "draws) through the same pipeline, (A) and (B)")],
-               no_positive_control="NHANES has no known shape ground truth, and a planted shape change would "
-                                   "not fix which mode carries it (the FPCA orders modes by variance, so mode 1 "
-                                   "would mix a planted spread trend with the mean trend)",
-               preconditions=[Precondition("at least 50 mean-only reference draws (the 99th percentile means "
-                                           "nothing with fewer: no headline verdict at smoke)",
-                                           lambda m: m.get("n_reference_draws", 0) >= 50)],
-               kind="headline")
-    c6 = Claim("c6_nhanes_valid_modes",
-               statement="Modes of variation map back to valid distributions (here: without relying on the "
-                         "clip of negative density).",
-               paper_value="stated in the abstract; no figure",
-               criterion=Criterion.at_most("max_negative_mass", 0.01,
-                                           "NHANES modes 1-2 at alpha in {-2,-1,0,1,2}, estimator defaults, default "
-                                           "grid: negative mass before clipping <= 1% of the positive mass (max "
-                                           "over modes)"),
-               controls=[Control.negative("v1_inversion", "the v1 model and inversion (M=101, Scott, location "
-                                                          "weight 1, ramp, no tails) on the same modes"),
-                         Control.positive("exact_mixture_slices", "the default inversion of the analytic slices of "
-                                                                  "the c2a mixture (a density the inversion should "
-                                                                  "return nearly without negative mass)")],
-               kind="supporting")
+    claims = {c.id: c for c in declare_claims(scale)}
+    c1, c2a, c2b, c2b_strict, c3, c4, c5, c6 = (claims[k] for k in (
+        "c1_isometry", "c2a_inverse_exact_slices", "c2b_inverse_from_samples", "c2b_strict_oracle_kde",
+        "c3_fpca_structure", "c4_convergence", "c5_nhanes_shape", "c6_nhanes_valid_modes"))
 
     # ---------------------------------------------------------------- c1: isometry
     n_iso, N_iso = 10, 50
@@ -334,9 +328,7 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     c1.record({"gap_embedding_vs_sw": gap_h, "gap_sw_vs_assignment": gap_oracle},
               controls={"lqd_distance": {"gap_embedding_vs_sw": gap_control, "gap_sw_vs_assignment": gap_oracle}},
               details={"pairs": n_iso * (n_iso - 1) // 2},
-              note=f"{n_iso} empirical measures of N={N_iso} points, M=2N midpoint levels, J={J}",
-              summary=f"embedding vs SW_2 gap {gap_h:.1e}, SW_2 vs assignment {gap_oracle:.1e}; need <= 1e-6 / "
-                      f"1e-8 (control LQD distance misses by {gap_control:.2f})")
+              note=f"{n_iso} empirical measures of N={N_iso} points, M=2N midpoint levels, J={J}")
 
     # ---------------------------------------------------------------- c2a: invertibility, exact slices
     gm = GaussianMixture2D.default()
@@ -372,10 +364,7 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                                           "sample_route_sw2_over_sd": sw_v1 / slice_sd}},
                details={"negative_mass_before_clip": neg_exact, "sample_route_sw2": sw_samples,
                         "slice_sd": slice_sd},
-               note=f"grid {G_inv}^2, J=90, M=201 (the estimator's defaults, whatever the scale)",
-               summary=f"exact-slice L1 {rel_exact:.1%}; needs < 5% (control v1 inversion {rel_exact_v1:.1%}); "
-                       f"round trip {roundtrip:.0e}; sample route SW_2 {sw_samples / slice_sd:.3f} slice s.d. < 0.05 "
-                       f"(v1 {sw_v1 / slice_sd:.3f})")
+               note=f"grid {G_inv}^2, J=90, M=201 (the estimator's defaults, whatever the scale)")
 
     # ---------------------------------------------------------------- c2b: invertibility from samples
     tests = GaussianMixture2D.test_set()
@@ -441,17 +430,13 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         return {"ratio_to_oracle_kde": median / med_oracle, "median_rel_l1": median,
                 "oracle_kde_median_rel_l1": med_oracle, "within_v2_bar_10pct": bool(median <= 0.10)}
 
-    c2b.record(figs(med), controls={"v1_defaults": figs(med_v1), "exact_slices": figs(med_exact)},
-               details=c2b_measured,
+    ctl2b = {"v1_defaults": measure(figs, med_v1), "exact_slices": measure(figs, med_exact)}
+    c2b_strict.record(figs(med), controls=ctl2b, note="the same figures as c2b, judged at 1.0x the oracle KDE")
+    c2b.record(figs(med), controls=ctl2b, details=c2b_measured,
                note=f"{len(tests)} distributions x {n_draws} draws of N={N_inv}; J={J}, M={M}; the bar is the "
                     "oracle-bandwidth 2-D KDE on the same points (factors "
                     f"{ORACLE_KDE_FACTORS[0]:g}-{ORACLE_KDE_FACTORS[-1]:g}, best per sample against the truth); "
-                    "scipy's Scott KDE and the 10 % v2 bar are kept as diagnostics",
-               summary=f"median L1 {med:.1%} = {med / med_oracle:.2f} x the oracle-bandwidth KDE ({med_oracle:.1%}); "
-                       f"needs <= 1.2 x (control v1 {med_v1 / med_oracle:.2f} x, {med_v1:.1%}; positive exact slices "
-                       f"{med_exact / med_oracle:.2f} x); Scott KDE {np.median(err_kde):.1%}; v2 bar 10 %"
-                       + (f"; at N={N_big}: {c2b_measured['diagnostic_median_rel_l1_at_N']:.1%}"
-                          if N_big is not None else ""))
+                    "scipy's Scott KDE and the 10 % v2 bar are kept as diagnostics")
     metrics["c2b_errors"] = {"names": names, "ours": err.tolist(), "v1": err_v1.tolist(), "kde2d": err_kde.tolist()}
 
     if scale is not Scale.SMOKE:
@@ -479,14 +464,11 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         return {"min_r2": min(r2d.values()), "fve_2": fve, "r2_a": r2d["a"], "r2_b": r2d["b"]}
 
     c3.record(figs(fve2, r2),
-              controls={"sample_means": figs(float(ev_means[:2].sum() / ev_means.sum()), r2_ctl),
-                        "exact_embeddings": figs(float((S_ex[:2] ** 2).sum() / (S_ex ** 2).sum()), r2_ex)},
+              controls={"sample_means": measure(figs, float(ev_means[:2].sum() / ev_means.sum()), r2_ctl),
+                        "exact_embeddings": measure(figs, float((S_ex[:2] ** 2).sum() / (S_ex ** 2).sum()), r2_ex)},
               details={"fve": model.explained_variance_ratio_.tolist(),
                        "abs_corr_xi1_a": float(abs(np.corrcoef(xi[:, 0], fam.a)[0, 1]))},
-              note=f"n={n_sim} distributions of N={N_sim} points; J={J}, M={M}, LQD (unit-free location)",
-              summary=f"FVE_2 {fve2:.3f}, R^2 a {r2['a']:.3f} / b {r2['b']:.3f}; need > 0.9 each (control means: "
-                      f"R^2 b {r2_ctl['b']:.2f}; positive exact embeddings: R^2 a {r2_ex['a']:.3f} / b "
-                      f"{r2_ex['b']:.3f})")
+              note=f"n={n_sim} distributions of N={N_sim} points; J={J}, M={M}, LQD (unit-free location)")
 
     # ---------------------------------------------------------------- c4: convergence
     Dc = directions(2, J)
@@ -501,7 +483,6 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
             sink.append(float(np.mean(_h_norm(Y_hat - Y_true, wc))))
     slope = float(np.polyfit(np.log(conv_N), np.log(errs), 1)[0])
     slope_ctl = float(np.polyfit(np.log(conv_N), np.log(errs_ctl), 1)[0])
-    monotone = bool(np.all(np.diff(errs) < 0))
     big_fam = gaussian_family(n_truth, 2, seed=rng)
     phi_true = _first_eigenfunction(_true_lqd(big_fam.means, big_fam.covs, Dc, u), wc)
     eig_errs, eig_errs_ctl = [], []
@@ -516,13 +497,11 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         return {"loglog_slope": sl, "monotone": bool(np.all(np.diff(es) < 0)),
                 "eigenfunction_error_ratio": eig[-1] / eig[0], "mean_h_error": es, "eigenfunction_error": eig}
 
-    c4.record(figs(slope, errs, eig_errs), controls={"fixed_bandwidth": figs(slope_ctl, errs_ctl, eig_errs_ctl)},
+    c4.record(figs(slope, errs, eig_errs),
+              controls={"fixed_bandwidth": measure(figs, slope_ctl, errs_ctl, eig_errs_ctl)},
               details={"N": conv_N, "n": eig_ns},
               note=f"{conv_n} Gaussians per N (same latent draws); eigenfunction truth from {n_truth} analytic "
-                   f"embeddings; N={N_sim} points for the eigenfunction runs; H-norm with location weight 1",
-              summary=f"slope {slope:.2f} (monotone: {monotone}); needs <= -0.25 (control fixed bandwidth "
-                      f"{slope_ctl:.2f}); eigenfunction error {eig_errs[0]:.3f} -> {eig_errs[-1]:.3f} (control "
-                      f"{eig_errs_ctl[0]:.3f} -> {eig_errs_ctl[-1]:.3f})")
+                   f"embeddings; N={N_sim} points for the eigenfunction runs; H-norm with location weight 1")
 
     fig = Figure(figsize=(8, 3.4))
     ax1, ax2 = fig.subplots(1, 2)
@@ -545,13 +524,12 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
         for c in (c5, c6):
             c.record(None, controls={ctl.name: None for ctl in c.controls}, details={"error": str(err_imp)},
                      unmeasured="the nhanes package (extra 'data') is missing",
-                     note="the nhanes package (extra 'data') is missing",
-                     summary="not run: the nhanes package (extra 'data') is missing")
+                     note="the nhanes package (extra 'data') is missing")
         bp = None
     if bp is not None:
-        _nhanes(bp, c5, c6, est, J, M, n_control, rng, metrics, out, scale, neg_exact)
+        _nhanes(bp, c5, c6, est, J, M, n_control, rng, metrics, out, scale)
 
-    return Outcome([c5, c1, c2a, c2b, c3, c4, c6], metrics=metrics,
+    return Outcome(list(claims.values()), metrics=metrics,
                    notes="Transform (LQD per slice, median location with a unit-free weight), the KDE slice "
                          "estimator, the exponential slice tails and the point-cloud inversion are reconstructions "
                          "(paper full text unavailable). POT is the SW oracle in tests/sliced_wasserstein.")
@@ -577,7 +555,7 @@ def _invertibility_figure(two_sets, name, truths, rec_exact, rel_exact, est, gri
 
 
 def _nhanes(bp, c5: Claim, c6: Claim, est: dict, J: int, M: int, n_control: int, rng, metrics: dict,
-            out: Path, scale: Scale, exact_negative_mass: float) -> None:
+            out: Path, scale: Scale) -> None:
     """c5 (shape beyond the mean) and c6 (negative mass of the modes) on NHANES 2017-2018 by age."""
     age = bp.age
     m_bp, xi, real = _beyond_mean(bp.samples, age, est)
@@ -615,7 +593,7 @@ def _nhanes(bp, c5: Claim, c6: Claim, est: dict, J: int, M: int, n_control: int,
     rho1_v1 = _spearman(m_v1.transform(bp.samples)[:, 0], age)
     Qm = m_bp.modes_of_variation(1, alphas=(-2 * older, -older, 0, older, 2 * older), output="quantiles")
     sbp_median = Qm[:, 0, M // 2]  # direction 0 is (1, 0): its median is the systolic median
-    c5.record(figs(real), controls={"mean_only": figs(fresh)},
+    c5.record(figs(real), controls={"mean_only": measure(figs, fresh)},
               details={"A_spearman_xi1_age": rho1, "A_baselines": baselines, "A_passed": pass_a,
                        "B_mode2_alpha_-2": real["lo"], "B_mode2_alpha_+2": real["hi"],
                        "B_parts": shape2["parts"], "B_rel_sd_change": shape2["rel_sd_change"],
@@ -636,12 +614,7 @@ def _nhanes(bp, c5: Claim, c6: Claim, est: dict, J: int, M: int, n_control: int,
                        "groups": len(bp.samples), "people": bp.n_people},
               note=f"{len(bp.samples)} ages {age.min()}-{age.max()} (N_i {min(map(len, bp.samples))}-"
                    f"{max(map(len, bp.samples))}); mean of each person's readings; {n_control} mean-only reference "
-                   "draws set the (B) bar, one more is the control; survey weights ignored",
-              summary=f"(A) |rho(xi1, age)| {abs(rho1):.3f} vs best mean baseline {best_base:.3f}, needs +0.02: "
-                      f"{'pass' if pass_a else 'fail'}; (B) mode-2 shape index {shape2['index']:.2f}, needs >= "
-                      f"{bar:.2f} (max(1, p99 of {n_control} mean-only draws {p99:.2f})): "
-                      f"{'pass' if pass_b else 'fail'}; control fresh mean-only draw: index "
-                      f"{fresh['shape']['index']:.2f}, (A) margin {abs(fresh['rho1']) - fresh['best_baseline']:+.3f}")
+                   "draws set the (B) bar, one more is the control; survey weights ignored")
 
     # c6: negative mass before clipping of the modes, default estimator vs the v1 model and inversion
     grid = m_bp.grid_
@@ -654,13 +627,20 @@ def _nhanes(bp, c5: Claim, c6: Claim, est: dict, J: int, M: int, n_control: int,
                     warnings.simplefilter("ignore", NegativeMassWarning)
                     sink.append(slices_to_density(q, model.directions_, model.quantile_levels_, *grid,
                                                   return_negative_mass=True, **inv)[1])
+    def nhanes_gaussian():
+        """c6's positive control: a valid density at NHANES's scale, inverted on the modes' grid."""
+        pooled = np.concatenate(bp.samples)
+        Q = gaussian_slice_quantiles(pooled.mean(0), np.cov(pooled.T), m_bp.directions_, m_bp.quantile_levels_)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NegativeMassWarning)
+            return {"max_negative_mass": slices_to_density(Q, m_bp.directions_, m_bp.quantile_levels_, *grid,
+                                                           return_negative_mass=True)[1]}
+
     c6.record({"max_negative_mass": max(neg)},
-              controls={"v1_inversion": {"max_negative_mass": max(neg_v1)},
-                        "exact_mixture_slices": {"max_negative_mass": exact_negative_mass}},
+              controls={"v1_inversion": measure(lambda: {"max_negative_mass": max(neg_v1)}),
+                        "nhanes_gaussian": measure(nhanes_gaussian)},
               details={"negative_mass_modes_1_2": neg, "control_v1_negative_mass": neg_v1},
-              note=f"modes 1-2 x alpha {alphas} on the default grid ({grid[0].size}^2, 0.25-99.75% box + 25%)",
-              summary=f"max negative mass {max(neg):.2%}; needs <= 1% (control v1 {max(neg_v1):.2%}; positive "
-                      f"exact mixture slices {exact_negative_mass:.2%})")
+              note=f"modes 1-2 x alpha {alphas} on the default grid ({grid[0].size}^2, 0.25-99.75% box + 25%)")
 
     metrics["nhanes"] = {"spearman_xi2_age": _spearman(xi[:, 1], age),
                          "spearman_sd_sbp_age": _spearman(sd_sbp, age), "spearman_corr_age": _spearman(corr, age),
