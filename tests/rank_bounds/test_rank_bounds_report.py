@@ -145,7 +145,13 @@ def test_path_norm_runs_on_conv_chains():
 
 def test_a_passing_control_gates_the_verdict():
     # issue 44: the machinery applies the one criterion to the method and to every control
-    from neurips25.rank_bounds.reproduce import check_quasi_norms, claim_c1, claim_c4
+    from neurips25.rank_bounds.reproduce import check_quasi_norms, declare_claims
+
+    def claim_c1():
+        return {c.id: c for c in declare_claims("quick")}["c1_quasi_norms"]
+
+    def claim_c4():
+        return {c.id: c for c in declare_claims("quick")}["c4_bottleneck_rank"]
 
     q = check_quasi_norms(np.random.default_rng(0))
     assert claim_c1().record(q["method"], controls={"float32_no_floor": q["float32_no_floor"]}).verdict == "reproduced"
@@ -161,6 +167,21 @@ def test_a_passing_control_gates_the_verdict():
     assert claim_c4().record(bad, controls={"no_decay": bad}).verdict == "not_reproduced"
     nan = dict(good, teacher_nrank_middle=float("nan"))  # depth 2: no hidden-to-hidden matrix to measure
     assert claim_c4().record(nan, controls={"no_decay": bad}).verdict == "inconclusive"
+
+
+def test_c3_counts_cells_through_the_machinery():
+    # quick: 2 tasks x 1 width >= 256 x 1 decay >= 1e-3 ... every cell must win and the slope stay < 0.5
+    from neurips25.rank_bounds.reproduce import declare_claims
+
+    c3 = {c.id: c for c in declare_claims("quick")}["c3_headline_ordering"]
+    assert c3.instance == "stand-in" and c3.key == "cells_count"
+    cells = {"digits/w256/wd0.001": True, "digits/w384/wd0.001": True,
+             "teacher/w256/wd0.001": True, "teacher/w384/wd0.001": True}
+    good = {"cells": cells, "n_cells": 4, "n_seeds": 3, "max_slope": 0.2}
+    assert c3.rule(good) is True
+    assert c3.rule(dict(good, max_slope=0.7)) is False
+    assert c3.rule(dict(good, cells=dict(cells, **{"teacher/w384/wd0.001": False}))) is False
+    assert c3.rule(dict(good, cells=dict(cells, **{"teacher/w384/wd0.001": None}))) is None
 
 
 def test_hidden_ranks_separate_the_input_layer():

@@ -12,8 +12,8 @@ Claims (from the abstract; c1/c2 criteria fixed in issue 10, c3-c5 in issue 34, 
      hidden-to-hidden matrices is <= 8 (issue 44: no longer the input layer's, capped by d_in).
      Control: the nets without weight decay.
   c5 Without weight decay the lead shrinks; inconclusive where there is no lead at weight decay > 0.
-Verdicts (issue 44): each claim declares its Criterion and Controls and hands the figures of the method and
-of every control to ``Claim.record``; the machinery judges both with the one criterion.
+Verdicts v4 (issue 58): :func:`declare_claims` declares every claim, criterion and control; the run hands the
+figures of the method and of every control (computed through ``measure``) to ``Claim.record``.
 Experiment: ReLU MLPs on sklearn digits and on a rank-4 teacher task, Adam on cross-entropy + lam * sum of
 squared parameters, a weight-decay and width sweep, every bound of ``GeneralizationReport`` on each net.
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurips25.repro import Claim, Control, Criterion, Outcome, Precondition, Scale, progress, register
+from neurips25.repro import Claim, Control, Criterion, Outcome, Precondition, Scale, measure, progress, register
 
 P_LIST = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5)
 MARGIN_QUANTILE = 0.05  # gamma = 5% quantile of training margins (fixed before the runs)
@@ -440,42 +440,33 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
     return _run(scale, seed, out)  # threads: torch and BLAS capped at 1 by the runner (repro.thread_cap)
 
 
-def _c3_figures(rows, cfg: Config, bound: str, hi, big, depth) -> dict:
-    """c3's figures for one bound: the cells (task x width >= 256 x decay >= 1e-3) where it is below all four
-    rivals in >= 2 of the seeds, and its log-log slope against width on each task."""
+def _grid(cfg: Config) -> tuple[list, list, float]:
+    """(c3's widths >= 256, c3's weight decays >= 1e-3, the decay c3 / c5 report slopes and leads at)."""
+    big = [w for w in cfg.widths if w >= 256] or [max(cfg.widths)]
+    hi = [w for w in cfg.wds if w >= WD_HIGH]
+    return big, hi, (hi[0] if hi else cfg.wds[-1])
+
+
+def _c3_figures(rows, cfg: Config, bound: str, depth) -> dict:
+    """c3's figures for one bound: per cell (task x width >= 256 x decay >= 1e-3), whether it is below all four
+    rivals in >= 2 of the seeds; its log-log slope against width on each task."""
+    big, hi, lam = _grid(cfg)
+    need = min(2, cfg.n_seeds)
     wins, binding = {}, {}
     for task in ("digits", "teacher"):
-        for lam in hi:
+        for lam_c in hi:
             for w in big:
-                sel = _select(rows, task=task, width=w, wd=lam, depth=depth)
-                wins[f"{task}/w{w}/wd{lam:g}"] = sum(
-                    r[f"log10_{bound}"] < min(r[f"log10_{x}"] for x in C3_RIVALS) for r in sel
-                )
+                sel = _select(rows, task=task, width=w, wd=lam_c, depth=depth)
+                wins[f"{task}/w{w}/wd{lam_c:g}"] = sum(
+                    r[f"log10_{bound}"] < min(r[f"log10_{x}"] for x in C3_RIVALS) for r in sel)
                 # which rival is lowest most often: the one that decides the verdict
                 best = [min(C3_RIVALS, key=lambda x, r=r: r[f"log10_{x}"]) for r in sel]
                 binding[f"{task}/w{w}"] = max(set(best), key=best.count)
-    lam = hi[0] if hi else cfg.wds[-1]
     slopes = {t: _slope(cfg.widths, _mean_over_seeds(rows, f"log10_{bound}", t, lam, depth, cfg))
               for t in ("digits", "teacher")}
-    need = min(2, cfg.n_seeds)
-    return {
-        "cells_won": sum(v >= need for v in wins.values()),
-        "n_cells": len(wins),
-        "worst_cell_seeds_winning": min(wins.values()) if wins else 0,
-        "need_seeds": need,
-        "n_seeds": cfg.n_seeds,
-        "slope_digits": slopes["digits"],
-        "slope_teacher": slopes["teacher"],
-        "max_slope": max(slopes.values()),
-        "seeds_winning": wins,
-        "binding_rival": binding,
-    }
-
-
-def _c3_rule(m) -> bool | None:
-    if not m["n_cells"]:
-        return None
-    return m["cells_won"] == m["n_cells"] and m["max_slope"] < 0.5
+    return {"cells": {c: v >= need for c, v in wins.items()}, "n_cells": len(wins), "n_seeds": cfg.n_seeds,
+            "slope_digits": slopes["digits"], "slope_teacher": slopes["teacher"], "max_slope": max(slopes.values()),
+            "seeds_winning": wins, "binding_rival": binding}
 
 
 def _c4_figures(rows, cfg: Config, arm, others, depth) -> dict:
@@ -494,34 +485,22 @@ def _c4_figures(rows, cfg: Config, arm, others, depth) -> dict:
                                                                     depth=depth)])) for w in cfg.widths}
 
     middle, inp, old = teacher_rank("nrank_middle_max"), teacher_rank("nrank_input"), teacher_rank("nrank_hidden_max")
-    return {
-        "teacher_nrank_middle": max(middle.values()),
-        "frac_cells_below_other_arm": float(np.mean(below)) if below else float("nan"),
-        "spread_max": max(spread.values()),
-        "spread_digits": spread["digits"],
-        "spread_teacher": spread["teacher"],
-        "teacher_nrank_middle_by_width": middle,
-        "teacher_nrank_input_by_width (not judged)": inp,
-        "teacher_nrank_max_incl_input (issue-34 rule, not judged)": max(old.values()),
-    }
+    return {"teacher_nrank_middle": max(middle.values()),
+            "frac_cells_below_other_arm": float(np.mean(below)) if below else float("nan"),
+            "spread_max": max(spread.values()), "spread_digits": spread["digits"], "spread_teacher": spread["teacher"],
+            "teacher_nrank_middle_by_width": middle, "teacher_nrank_input_by_width (not judged)": inp,
+            "teacher_nrank_max_incl_input (issue-34 rule, not judged)": max(old.values())}
 
 
-def _c4_rule(m) -> bool | None:
-    r, f = m.get("teacher_nrank_middle"), m.get("frac_cells_below_other_arm")
-    if r is None or f is None or not (math.isfinite(r) and math.isfinite(f)):
-        return None
-    return f == 1.0 and m["spread_max"] <= 1.5 and r <= 8
-
-
-def _c5_figures(rows, bound: str, lam3, big, depth) -> dict:
+def _c5_figures(rows, cfg: Config, bound: str, depth) -> dict:
     """c5's figures for one bound: its median lead over the best c3 rival at decay lam3 and at 0, per task."""
+    big, _, lam3 = _grid(cfg)
     lead = {}
     for task in ("digits", "teacher"):
         for lam in (0.0, lam3):
             sel = [r for w in big for r in _select(rows, task=task, width=w, wd=lam, depth=depth)]
             lead[f"lead_{task}_wd{lam:g}"] = float(
-                np.median([min(r[f"log10_{x}"] for x in C3_RIVALS) - r[f"log10_{bound}"] for r in sel])
-            )
+                np.median([min(r[f"log10_{x}"] for x in C3_RIVALS) - r[f"log10_{bound}"] for r in sel]))
     with_lead = [t for t in ("digits", "teacher") if lead[f"lead_{t}_wd{lam3:g}"] > 0]
     # how much the lead shrinks without decay, on the tasks with a lead (> 0: it shrinks everywhere)
     shrink = min((lead[f"lead_{t}_wd{lam3:g}"] - lead[f"lead_{t}_wd0"] for t in with_lead), default=float("nan"))
@@ -534,201 +513,164 @@ def _c5_rule(m) -> bool | None:
     return bool(m["min_shrink"] > 0)
 
 
-def claim_c1() -> Claim:
-    """c1, declared (criterion and control); the run records its figures."""
-    return Claim(
-        "c1_quasi_norms",
-        statement="Schatten-p quasi-norms ||W||_{S_p} = (sum sigma_i^p)^(1/p) and the effective rank "
-        "r_p = (||W||_{S_p}/||W||_sigma)^p are the quantities the bound depends on; "
-        "r_p tends to the rank as p -> 0.",
-        paper_value="definitions (no figure)",
-        criterion=Criterion(
-            "S_p matches an independent SVD oracle to 1e-10 relative; r_p of an exactly rank-3 matrix is within "
-            "1e-3 of 3 at p=1e-6; p-th-power subadditivity holds on 200 random pairs for p <= 1",
-            "r_p_rank3_abs_err",
-            lambda m: m["max_rel_err_vs_oracle"] <= 1e-10 and m["r_p_rank3_abs_err"] <= 1e-3
-            and m["subadditivity_violations_of_200"] == 0,
-            "<= 1e-3 (and S_p err <= 1e-10, 0 violations)",
-        ),
-        kind="check",
-        controls=[Control.negative("float32_no_floor", "S_p and r_p from a float32 SVD with no noise floor "
-                                   "(every rounding-noise singular value counted), on the same matrices")],
-    )
+def _wd_figures(wd: dict, prefix: str = "") -> dict:
+    """c2's figures from check_weight_decay: the trained and balanced gaps (``prefix`` "control_unbalanced_")."""
+    return {"max_trained_rel_gap": max(abs(v[f"{prefix}rel_gap"]) for v in wd.values()),
+            "max_balanced_rel_gap": max(abs(v[f"{prefix}balanced_rel_gap"]) for v in wd.values())}
 
 
-def claim_c4() -> Claim:
-    """c4, declared (criterion and control); the run records its figures."""
-    return Claim(
-        "c4_bottleneck_rank",
-        statement="Weight decay drives the weights of deep nets to approximately low rank (the "
-        "bottleneck rank), independent of the width.",
-        paper_value="qualitative",
-        criterion=Criterion(
-            "mean r_0.5 of the matrices feeding hidden layers is below the other arm's (decay >= 1e-3 vs none) "
-            "at every width on both tasks; its max/min over widths is <= 1.5 on both tasks; and on the rank-4 "
-            "teacher the numerical rank (rtol 1e-3) of the hidden-to-hidden matrices (max over them, median over "
-            "seeds) is <= 8 at every width. Issue 44: the rank rule reads the hidden-to-hidden matrices, not the "
-            "input layer (whose rank is capped by d_in = 32 and is reported apart)",
-            "teacher_nrank_middle", _c4_rule, "<= 8 (and spread <= 1.5, below the other arm everywhere)",
-        ),
-        kind="supporting",
-        controls=[Control.negative("no_decay", "the same nets trained without weight decay, judged the same way "
-                                   "(r_0.5 below the decayed arm's, flat, rank <= 8)")],
-        no_positive_control="the teacher's own rank-4 weights have one width, so no planted net spans the width "
-        "sweep; a net truncated to rank 4 would pass the rank rule by construction",
-    )
+INSTANCE = dict(instance="stand-in", instance_note=(
+    "ReLU MLPs on scikit-learn 8x8 digits and a generated rank-4 teacher task stand in for the paper's setup "
+    "(not known here; likely fully connected nets on MNIST / CIFAR-style data), and the bound is a reconstruction; "
+    "a verdict says whether the reconstructed bound behaves as claimed on these nets"))
+
+
+def declare_claims(scale: Scale) -> list[Claim]:
+    """The five claims with their criteria and controls (nothing measured)."""
+    cfg = config_for(Scale.parse(scale))
+    big, hi, _ = _grid(cfg)
+    cells = Criterion.count_at_least("cells", max(1, 2 * len(big) * len(hi)))
+
+    def c3_rule(m):
+        won = cells.rule(m)
+        return False if (won is False or m["max_slope"] >= 0.5) else won
+
+    return [
+        Claim("c1_quasi_norms",
+              statement="Schatten-p quasi-norms ||W||_{S_p} = (sum sigma_i^p)^(1/p) and the effective rank "
+              "r_p = (||W||_{S_p}/||W||_sigma)^p are the quantities the bound depends on; "
+              "r_p tends to the rank as p -> 0.",
+              paper_value="definitions (no figure)",
+              criterion=Criterion(
+                  "S_p matches an independent SVD oracle to 1e-10 relative; r_p of an exactly rank-3 matrix is "
+                  "within 1e-3 of 3 at p=1e-6; p-th-power subadditivity holds on 200 random pairs for p <= 1",
+                  "r_p_rank3_abs_err",
+                  lambda m: m["max_rel_err_vs_oracle"] <= 1e-10 and m["r_p_rank3_abs_err"] <= 1e-3
+                  and m["subadditivity_violations_of_200"] == 0,
+                  "<= 1e-3 (and S_p err <= 1e-10, 0 violations)"),
+              kind="check",
+              controls=[Control.negative("float32_no_floor", "S_p and r_p from a float32 SVD with no noise floor "
+                                         "(every rounding-noise singular value counted), on the same matrices")]),
+        Claim("c2_weight_decay_is_schatten",
+              statement="For a depth-L linear network, weight decay sum_l ||W_l||_F^2 at the optimum equals "
+              "L ||prod W||_{S_{2/L}}^{2/L}, a Schatten quasi-norm penalty with p = 2/L.",
+              paper_value="identity (no figure)",
+              criterion=Criterion(
+                  "trained depth-L linear nets (L = 2, 3, 4; weight decay to convergence) satisfy the identity "
+                  "within 2%; the balanced factorisation to 1e-8", "max_trained_rel_gap",
+                  lambda m: m["max_trained_rel_gap"] <= 0.02 and m["max_balanced_rel_gap"] <= 1e-8,
+                  "<= 0.02 (balanced <= 1e-8)"),
+              kind="check",
+              controls=[Control.negative("unbalanced", "the same trained and balanced factorisations with the first "
+                                         "factor doubled and the last halved (same product, off the optimum)")]),
+        Claim("c3_headline_ordering",
+              statement="In the overparametrised regime the rank-sparse (Schatten-p) bound is smaller than "
+              "parameter-counting and norm-based bounds; its sample complexity grows like W r L^2 "
+              "instead of W^2 L.",
+              paper_value="qualitative (figure values not available)",
+              criterion=Criterion(
+                  "weight decay >= 1e-3, nets trained to convergence, width >= 256: the bound below parameter "
+                  "counting (covering), Bartlett et al., the l2 path norm with its width factor and Golowich et al. "
+                  "in >= 2 of 3 seeds at every such width, on both tasks (every cell); log-log slope vs width < 0.5 "
+                  "on both", "cells_count", c3_rule, "every cell, max slope < 0.5"),
+              kind="headline", **INSTANCE,
+              controls=[Control.negative("full_rank", "the same cover with every layer charged its full rank "
+                                         "(rank sparsity removed)")],
+              no_positive_control="no network is known whose rank-sparse bound is below Golowich et al.'s at these "
+              "n; a planted net would have to be built for the bound, not trained",
+              preconditions=[Precondition("3 seeds per cell (the >= 2-of-3 rule)", lambda m: m["n_seeds"] >= 3),
+                             Precondition("a weight decay >= 1e-3 in the grid", lambda m: m["n_cells"] > 0)]),
+        Claim("c4_bottleneck_rank",
+              statement="Weight decay drives the weights of deep nets to approximately low rank (the "
+              "bottleneck rank), independent of the width.",
+              paper_value="qualitative",
+              criterion=Criterion(
+                  "mean r_0.5 of the matrices feeding hidden layers is below the other arm's (decay >= 1e-3 vs none) "
+                  "at every width on both tasks; its max/min over widths is <= 1.5 on both tasks; and on the rank-4 "
+                  "teacher the numerical rank (rtol 1e-3) of the hidden-to-hidden matrices (max over them, median "
+                  "over seeds) is <= 8 at every width. Issue 44: the rank rule reads the hidden-to-hidden matrices, "
+                  "not the input layer (whose rank is capped by d_in = 32 and is reported apart)",
+                  "teacher_nrank_middle",
+                  lambda m: m["frac_cells_below_other_arm"] == 1.0 and m["spread_max"] <= 1.5
+                  and m["teacher_nrank_middle"] <= 8,
+                  "<= 8 (and spread <= 1.5, below the other arm everywhere)"),
+              kind="supporting", **INSTANCE,
+              controls=[Control.negative("no_decay", "the same nets trained without weight decay, judged the same "
+                                         "way (r_0.5 below the decayed arm's, flat, rank <= 8)")],
+              no_positive_control="the teacher's own rank-4 weights have one width, so no planted net spans the "
+              "width sweep; a net truncated to rank 4 would pass the rank rule by construction"),
+        Claim("c5_no_weight_decay",
+              statement="The advantage comes from rank sparsity: without weight decay (full-rank weights) the "
+              "Schatten bound's lead over the rivals shrinks.",
+              paper_value="not stated (issue asks for an honest report)",
+              criterion=Criterion(
+                  "lead = median over seeds and widths >= 256 of log10(best c3 rival) - log10(bound); on every task "
+                  "where the lead at weight decay 1e-3 is > 0 it is smaller at weight decay 0 (min_shrink > 0); a "
+                  "bound with no lead anywhere fails; the method is inconclusive when it has no lead (precondition)",
+                  "min_shrink", _c5_rule, "> 0"),
+              kind="supporting", **INSTANCE,
+              controls=[Control.negative("full_rank", "the full-rank cover's lead (a bound blind to rank sparsity)")],
+              no_positive_control="no bound is known to lead the rivals here (c3); a positive control would need one",
+              preconditions=[Precondition("the rank-sparse bound leads the rivals at weight decay > 0 on some task",
+                                          lambda m: m["tasks_with_lead"] > 0)]),
+    ]
+
+
+def _pick(d: dict, key: str) -> dict:
+    return d[key]
 
 
 def _run(scale: Scale, seed: int, out: Path) -> Outcome:
     cfg = config_for(scale)
+    claims = {c.id: c for c in declare_claims(scale)}
     rng = np.random.default_rng(seed)
     depth = cfg.depths[0]
-    big = [w for w in cfg.widths if w >= 256] or [max(cfg.widths)]
-    hi = [w for w in cfg.wds if w >= WD_HIGH]
-    lam3 = hi[0] if hi else cfg.wds[-1]
-    scale_note = (
-        f"scale={scale}: depth(s) {cfg.depths}, widths {cfg.widths}, weight decay {cfg.wds}, "
-        f"{cfg.n_seeds} seed(s), {cfg.epochs} epochs; digits n_train={cfg.n_train_digits}, "
-        f"teacher n_train={cfg.n_train_teacher}"
-    )
+    big, hi, lam3 = _grid(cfg)
+    scale_note = (f"scale={scale}: depth(s) {cfg.depths}, widths {cfg.widths}, weight decay {cfg.wds}, "
+                  f"{cfg.n_seeds} seed(s), {cfg.epochs} epochs; digits n_train={cfg.n_train_digits}, "
+                  f"teacher n_train={cfg.n_train_teacher}")
 
-    c1 = claim_c1()
-    q = check_quasi_norms(rng)
-    qm, qc = q["method"], q["float32_no_floor"]
-    c1.record(
-        qm, controls={"float32_no_floor": qc},
-        summary=f"max rel. err {qm['max_rel_err_vs_oracle']:.1e} (<= 1e-10); |r_p(rank 3) - 3| at p=1e-6 "
-        f"{qm['r_p_rank3_abs_err']:.1e} (<= 1e-3); {qm['subadditivity_violations_of_200']}/200 violations; "
-        f"control float32/no floor: err {qc['max_rel_err_vs_oracle']:.1e}, |r_p - 3| {qc['r_p_rank3_abs_err']:.1f}",
-    )
-
-    c2 = Claim(
-        "c2_weight_decay_is_schatten",
-        statement="For a depth-L linear network, weight decay sum_l ||W_l||_F^2 at the optimum equals "
-        "L ||prod W||_{S_{2/L}}^{2/L}, a Schatten quasi-norm penalty with p = 2/L.",
-        paper_value="identity (no figure)",
-        criterion=Criterion(
-            "trained depth-L linear nets (L = 2, 3, 4; weight decay to convergence) satisfy the identity within "
-            "2%; the balanced factorisation to 1e-8",
-            "max_trained_rel_gap",
-            lambda m: m["max_trained_rel_gap"] <= 0.02 and m["max_balanced_rel_gap"] <= 1e-8,
-            "<= 0.02 (balanced <= 1e-8)",
-        ),
-        kind="check",
-        controls=[Control.negative("unbalanced", "the same trained and balanced factorisations with the first "
-                                   "factor doubled and the last halved (same product, off the optimum)")],
-    )
+    q = measure(check_quasi_norms, rng)
+    claims["c1_quasi_norms"].record(measure(_pick, q, "method"),
+                                    controls={"float32_no_floor": measure(_pick, q, "float32_no_floor")})
     wd = check_weight_decay(cfg, seed)
-    c2.record(
-        {"max_trained_rel_gap": max(abs(v["rel_gap"]) for v in wd.values()),
-         "max_balanced_rel_gap": max(abs(v["balanced_rel_gap"]) for v in wd.values())},
-        controls={"unbalanced": {
-            "max_trained_rel_gap": max(abs(v["control_unbalanced_rel_gap"]) for v in wd.values()),
-            "max_balanced_rel_gap": max(abs(v["control_unbalanced_balanced_rel_gap"]) for v in wd.values())}},
-        summary="rel. gaps " + ", ".join(f"L={L} {v['rel_gap']:.1e}" for L, v in wd.items())
-        + " (<= 2%); control (unbalanced factors) "
-        + ", ".join(f"{v['control_unbalanced_rel_gap']:.0%}" for v in wd.values()),
-        details={f"L={L}": v for L, v in wd.items()},
-    )
+    claims["c2_weight_decay_is_schatten"].record(
+        measure(_wd_figures, wd), controls={"unbalanced": measure(_wd_figures, wd, "control_unbalanced_")},
+        details={f"L={L}": v for L, v in wd.items()})
 
     t0 = time.perf_counter()
     rows = run_sweep(cfg, seed)
     sweep_s = time.perf_counter() - t0
     _figures(rows, cfg, out)
 
-    c3 = Claim(
-        "c3_headline_ordering",
-        statement="In the overparametrised regime the rank-sparse (Schatten-p) bound is smaller than "
-        "parameter-counting and norm-based bounds; its sample complexity grows like W r L^2 "
-        "instead of W^2 L.",
-        paper_value="qualitative (figure values not available)",
-        criterion=Criterion(
-            "weight decay >= 1e-3, nets trained to convergence, width >= 256: the bound below parameter counting "
-            "(covering), Bartlett et al., the l2 path norm with its width factor and Golowich et al. in >= 2 of 3 "
-            "seeds at every such width, on both tasks (cells_won = n_cells); log-log slope vs width < 0.5 on both",
-            "cells_won", _c3_rule, "= n_cells, max slope < 0.5",
-        ),
-        kind="headline",
-        controls=[Control.negative("full_rank", "the same cover with every layer charged its full rank "
-                                   "(rank sparsity removed)")],
-        no_positive_control="no network is known whose rank-sparse bound is below Golowich et al.'s at these "
-        "n; a planted net would have to be built for the bound, not trained",
-        preconditions=[Precondition("3 seeds per cell (the >= 2-of-3 rule)", lambda m: m["n_seeds"] >= 3),
-                       Precondition("a weight decay >= 1e-3 in the grid", lambda m: bool(hi))],
-    )
-    f3, f3c = (_c3_figures(rows, cfg, b, hi, big, depth) for b in ("schatten", "full_rank"))
-    rival_means = {
-        task: {
-            name: [round(v, 2) for v in _mean_over_seeds(rows, f"log10_{name}", task, lam3, depth, cfg)]
-            for name in ("schatten", "exact_rank", "full_rank", *C3_RIVALS, "neyshabur_pacbayes", "path_norm_l1")
-        }
-        for task in ("digits", "teacher")
-    }
-    slopes_param = {
-        t: _slope(cfg.widths, _mean_over_seeds(rows, "log10_param_covering", t, lam3, depth, cfg))
-        for t in ("digits", "teacher")
-    }
+    rival_means = {task: {name: [round(v, 2) for v in _mean_over_seeds(rows, f"log10_{name}", task, lam3, depth, cfg)]
+                          for name in ("schatten", "exact_rank", "full_rank", *C3_RIVALS, "neyshabur_pacbayes",
+                                       "path_norm_l1")} for task in ("digits", "teacher")}
     sel_big = [r for w in big for r in _select(rows, wd=lam3, width=w, depth=depth)]
     pac_below = sum(r["log10_neyshabur_pacbayes"] < r["log10_schatten"] for r in sel_big)
-    c3.record(
-        f3, controls={"full_rank": f3c},
+    claims["c3_headline_ordering"].record(
+        measure(_c3_figures, rows, cfg, "schatten", depth),
+        controls={"full_rank": measure(_c3_figures, rows, cfg, "full_rank", depth)},
         note=scale_note + ("" if cfg.n_seeds >= 3 else " (fewer than 3 seeds: inconclusive by design)"),
-        summary=f"rank-sparse bound below all 4 rivals in >= {f3['need_seeds']}/{cfg.n_seeds} seeds in "
-        f"{f3['cells_won']}/{f3['n_cells']} cells (worst cell {f3['worst_cell_seeds_winning']}/{cfg.n_seeds}); "
-        f"slopes {f3['slope_digits']:.2f}/{f3['slope_teacher']:.2f}, need < 0.5; control (full rank) "
-        f"{f3c['cells_won']}/{f3c['n_cells']} cells, slopes {f3c['slope_digits']:.2f}/{f3c['slope_teacher']:.2f}; "
-        f"PAC-Bayes below it in {pac_below}/{len(sel_big)} nets (not judged)",
-        details={"slope_param_covering": slopes_param, "mean_log10_by_width": rival_means,
-                 "pac_bayes_below_schatten (not judged)": f"{pac_below}/{len(sel_big)}"},
-    )
+        details={"slope_param_covering": {t: _slope(cfg.widths, _mean_over_seeds(rows, "log10_param_covering", t,
+                                                                                 lam3, depth, cfg))
+                                          for t in ("digits", "teacher")},
+                 "mean_log10_by_width": rival_means,
+                 "pac_bayes_below_schatten (not judged)": f"{pac_below}/{len(sel_big)}"})
 
-    c4 = claim_c4()
-    f4 = _c4_figures(rows, cfg, hi or [lam3], [0.0], depth)
-    f4c = _c4_figures(rows, cfg, [0.0], hi or [lam3], depth)
     falls = {f"{t}/w{w}": {f"wd{lam:g}": round(float(np.mean(
         [r["r05_hidden"] for r in _select(rows, task=t, width=w, wd=lam, depth=depth)])), 2) for lam in cfg.wds}
         for t in ("digits", "teacher") for w in cfg.widths}
-    c4.record(
-        f4, controls={"no_decay": f4c}, note=scale_note,
-        summary=f"r_0.5 below no-decay in {f4['frac_cells_below_other_arm']:.0%} of cells; spread "
-        f"{f4['spread_digits']:.2f}/{f4['spread_teacher']:.2f} (<= 1.5); teacher hidden-to-hidden rank "
-        f"{f4['teacher_nrank_middle']:.0f} at worst, needs <= 8 (input layer "
-        f"{max(f4['teacher_nrank_input_by_width (not judged)'].values()):.0f}, not judged); control (no decay) "
-        f"below decayed in {f4c['frac_cells_below_other_arm']:.0%}, spread {f4c['spread_digits']:.2f}/"
-        f"{f4c['spread_teacher']:.2f}, rank {f4c['teacher_nrank_middle']:.0f}",
-        details={"r05_by_width_and_wd": falls},
-    )
+    claims["c4_bottleneck_rank"].record(
+        measure(_c4_figures, rows, cfg, hi or [lam3], [0.0], depth),
+        controls={"no_decay": measure(_c4_figures, rows, cfg, [0.0], hi or [lam3], depth)}, note=scale_note,
+        details={"r05_by_width_and_wd": falls})
 
-    c5 = Claim(
-        "c5_no_weight_decay",
-        statement="The advantage comes from rank sparsity: without weight decay (full-rank weights) the "
-        "Schatten bound's lead over the rivals shrinks.",
-        paper_value="not stated (issue asks for an honest report)",
-        criterion=Criterion(
-            "lead = median over seeds and widths >= 256 of log10(best c3 rival) - log10(bound); on every task "
-            "where the lead at weight decay 1e-3 is > 0 it is smaller at weight decay 0 (min_shrink > 0); a bound "
-            "with no lead anywhere fails; the method is inconclusive when it has no lead (precondition)",
-            "min_shrink", _c5_rule, "> 0",
-        ),
-        kind="supporting",
-        controls=[Control.negative("full_rank", "the full-rank cover's lead (a bound blind to rank sparsity)")],
-        no_positive_control="no bound is known to lead the rivals here (c3); a positive control would need one",
-        preconditions=[Precondition("the rank-sparse bound leads the rivals at weight decay > 0 on some task",
-                                    lambda m: m["tasks_with_lead"] > 0)],
-    )
-    f5, f5c = (_c5_figures(rows, b, lam3, big, depth) for b in ("schatten", "full_rank"))
-    c5.record(
-        f5, controls={"full_rank": f5c},
-        note=scale_note + " Nets without weight decay are trained for fewer epochs (cfg.epochs_no_wd).",
-        summary=f"lead (decades) digits {f5[f'lead_digits_wd{lam3:g}']:+.2f} at wd {lam3:g} vs "
-        f"{f5['lead_digits_wd0']:+.2f} at 0, teacher {f5[f'lead_teacher_wd{lam3:g}']:+.2f} vs "
-        f"{f5['lead_teacher_wd0']:+.2f}; tasks with a lead: {f5['tasks_with_lead']}; control (full rank) at wd "
-        f"{lam3:g}: {f5c[f'lead_digits_wd{lam3:g}']:+.2f}/{f5c[f'lead_teacher_wd{lam3:g}']:+.2f}",
-    )
+    claims["c5_no_weight_decay"].record(
+        measure(_c5_figures, rows, cfg, "schatten", depth),
+        controls={"full_rank": measure(_c5_figures, rows, cfg, "full_rank", depth)},
+        note=scale_note + " Nets without weight decay are trained for fewer epochs (cfg.epochs_no_wd).")
 
-    metrics = {"sweep_seconds": sweep_s, "runs": rows}
-    notes = (
-        "The Schatten-p bound is a reconstruction (the paper's theorem and constants were not available). "
-        f"gamma = {MARGIN_QUANTILE} quantile of training margins for every bound. " + scale_note
-    )
-    return Outcome([c1, c2, c3, c4, c5], metrics=metrics, notes=notes)
+    notes = ("The Schatten-p bound is a reconstruction (the paper's theorem and constants were not available). "
+             f"gamma = {MARGIN_QUANTILE} quantile of training margins for every bound. " + scale_note)
+    return Outcome(list(claims.values()), metrics={"sweep_seconds": sweep_s, "runs": rows}, notes=notes)
