@@ -35,11 +35,12 @@ from neurips25.dbcare.lower_bounds import (
     worst_case_lower_bound_sr,
 )
 from neurips25.dbcare.policy import DBCARE, radius_mi, radius_sr
-from neurips25.dbcare.round_robin import RoundRobinPolicy
+from neurips25.dbcare.round_robin import RoundRobinPolicy, SigmaMismatchWarning, check_sigma
 from neurips25.dbcare.simulate import RiskEstimate, simulate
 
 __all__ = [
-    "DBCARE", "radius_mi", "radius_sr", "RoundRobinPolicy", "simulate", "RiskEstimate",
+    "DBCARE", "radius_mi", "radius_sr", "RoundRobinPolicy", "simulate", "RiskEstimate", "SigmaMismatchWarning",
+    "check_sigma",
     "GaussianBandit", "BernoulliBandit", "EmpiricalBandit", "RewardTable",
     "lower_bound_mi", "lower_bound_sr", "worst_case_lower_bound_sr",
     "k_arm_lower_bound_mi", "k_arm_lower_bound_sr", "complexity_h",

@@ -198,8 +198,10 @@ class _AdaptiveMixin:
         if self._counts.min() == 0:
             return
         t = float(self._counts.sum())
-        if bool(self.done(self._counts[None], self._sums[None], np.array([t]))[0]) or t >= self.max_pulls:
+        done = bool(self.done(self._counts[None], self._sums[None], np.array([t]))[0])
+        if done or t >= self.max_pulls:
             self._stopped = True
+            self._check_rewards_sigma(on_data=done)
 
 
 class LUCB(_AdaptiveMixin, RoundRobinPolicy):

@@ -24,7 +24,7 @@ from neurips25.dbcare.bandits import (
     is_bandit,
     make_bandit,
 )
-from neurips25.dbcare.round_robin import RoundRobinPolicy
+from neurips25.dbcare.round_robin import RoundRobinPolicy, check_sigma
 
 
 @dataclasses.dataclass(frozen=True)
@@ -247,10 +247,7 @@ def resolve_setting(policy, bandit, sigma, cost, env):
         elif sigma is not None and check_positive(sigma, "sigma") != BernoulliBandit.sigma:
             raise ValueError(f"sigma={sigma:g} given for Bernoulli rewards, whose sub-Gaussian parameter is 0.5")
         bandit = make_bandit(means=bandit, sigma=sigma if sigma is not None else 1.0, env=env)
-    b_sigma = getattr(bandit, "sigma", None)
-    if p_sigma is not None and b_sigma is not None and not np.isclose(p_sigma, b_sigma, rtol=1e-12, atol=0):
-        raise ValueError(f"the policy assumes sigma={p_sigma:g} but the rewards have sigma={b_sigma:g}; build "
-                         f"{type(policy).__name__} with sigma={b_sigma:g}")
+    check_sigma(policy, getattr(bandit, "sigma", None))  # the episode API's check, against the known sigma
     return bandit, cost
 
 
