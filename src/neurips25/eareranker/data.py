@@ -23,6 +23,7 @@ hidden labels). Entities are split into train / val / test, so no test entity is
 from __future__ import annotations
 
 import dataclasses
+import numbers
 
 import numpy as np
 
@@ -327,3 +328,34 @@ class AdequacySynth:
         return AdequacyData(queries=queries, docs=docs, doc_words=np.array(doc_words), pair_query=np.array(pq),
                             pair_doc=np.array(pd), dims=dims, scores=scores, bins=self.rubric.to_bin(scores),
                             split=np.array(split), distractor=np.array(distr))
+
+
+def planted_pairs(n: int, d: int, seed: int = 0, noise: float = 0.3, rank: int = 4):
+    """Embedding pairs with a planted adequacy, to check that a scorer learns beyond the raw cosine.
+
+    ``q`` and ``x`` are unit vectors in ``d`` dimensions whose cosine spreads over (-0.2, 0.9). The latent
+    adequacy is ``z = c + 0.6 b + 0.4 l`` (each term standardised): ``c`` the cosine, ``b = sum_k (a_k . q)
+    (b_k . x)`` a rank-``rank`` bilinear term (which aspects of the query the document covers) and ``l = v . x``
+    a document-quality direction. The score is ``100 sigmoid(1.5 (z + noise e))`` with ``e ~ N(0, 1)``; the
+    oracle is the noise-free ``100 sigmoid(1.5 z)``. With the defaults the raw cosine reaches a Spearman
+    correlation of about 0.78 with the score and the oracle about 0.96, at every ``d``.
+
+    Returns
+    -------
+    q, x : (n, d) float32 arrays; scores : (n,) in [0, 100]; oracle : (n,) in [0, 100]
+    """
+    n, d, rank = positive_int(n, "n"), positive_int(d, "d", 2), positive_int(rank, "rank")
+    if isinstance(noise, bool) or not isinstance(noise, numbers.Real) or not np.isfinite(noise) or noise < 0:
+        raise ValueError(f"`noise` must be a finite real number >= 0; got {noise!r}")
+    rng = np.random.default_rng([positive_int(seed, "seed", 0), d])
+    unit = lambda a: a / np.linalg.norm(a, axis=-1, keepdims=True)  # noqa: E731
+    q = unit(rng.normal(size=(n, d)))
+    rho = rng.uniform(-0.2, 0.9, size=(n, 1))
+    x = unit(rho * q + np.sqrt(1 - rho ** 2) * unit(rng.normal(size=(n, d))))
+    a, b, v = unit(rng.normal(size=(rank, d))), unit(rng.normal(size=(rank, d))), unit(rng.normal(size=d))
+    std = lambda t: (t - t.mean()) / t.std()  # noqa: E731
+    z = std(np.sum(q * x, 1)) + 0.6 * std(np.sum((q @ a.T) * (x @ b.T), 1)) + 0.4 * std(x @ v)
+    z = z / z.std()
+    oracle = 100 / (1 + np.exp(-1.5 * z))
+    scores = 100 / (1 + np.exp(-1.5 * (z + float(noise) * rng.normal(size=n))))
+    return q.astype(np.float32), x.astype(np.float32), scores, oracle

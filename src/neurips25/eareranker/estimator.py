@@ -68,7 +68,9 @@ class EARerankerEstimator(BaseEstimator):
     early_stopping : bool, default True
         Hold out ``validation_fraction`` of the pairs (at least 32 of them; needs >= 64 pairs), evaluate the
         validation loss every ``eval_every`` steps, stop after ``n_iter_no_change`` evaluations without a
-        relative improvement of ``tol`` and keep the best weights.
+        relative improvement of ``tol`` and keep the best weights. Evaluations inside the warm-up are recorded
+        but never chosen and never count towards the patience (a checkpoint taken while the learning rate is
+        still rising is not a trained model).
     validation_fraction, n_iter_no_change, eval_every, tol
         Early stopping (see above).
     batch_size, lr, weight_decay
@@ -211,13 +213,8 @@ class EARerankerEstimator(BaseEstimator):
         vf = nonneg_real(self.validation_fraction, "validation_fraction")
         if not vf < 1:
             raise ValueError(f"`validation_fraction` must be in [0, 1); got {self.validation_fraction!r}")
-        top = float(self.rubric_.bin_edges[-1])
-        if s.size and s.max() <= 1.0 < top:
-            warnings.warn(f"`scores` all lie in [0, 1] but the rubric's bins span [{self.rubric_.bin_edges[0]:g}, "
-                          f"{top:g}]: every pair falls in the lowest bin. Rescale (scores * 100, e.g. a "
-                          "cross-encoder's sigmoid output) or pass bin_edges= on the scores' scale", UserWarning,
-                          stacklevel=2)
         bins = self.rubric_.to_bin(s)
+        self._warn_scale(s, bins)
         gen = torch.Generator().manual_seed(seed)
         torch.manual_seed(seed)
         n = q.shape[0]
@@ -231,6 +228,7 @@ class EARerankerEstimator(BaseEstimator):
         opt = torch.optim.AdamW(self.model_.parameters(), lr=lr, weight_decay=wd)
         steps = self._budget(tr.size, bs)
         warm = max(1, min(100, steps // 10))  # linear warm-up, then constant: early stopping decides the end
+        self.warmup_steps_ = warm
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: min(1.0, (i + 1) / warm))
         Q, X = torch.from_numpy(q), torch.from_numpy(x)
         S, B = torch.as_tensor(s, dtype=torch.float32), torch.as_tensor(bins, dtype=torch.long)
@@ -272,7 +270,9 @@ class EARerankerEstimator(BaseEstimator):
                         v = spearman_within(self._decide(*self._forward(vq, vx))[1], vs, val_groups)
                         better = -v < best - 1e-4
                     self.validation_curve_.append(v)
-                    if better:
+                    if step <= warm:  # inside the warm-up: recorded, never a checkpoint, no patience spent
+                        pass
+                    elif better:
                         best, stale, self.best_step_ = (-v if ext and val_groups is not None else v), 0, step
                         best_state = {k: t.detach().clone() for k, t in self.model_.state_dict().items()}
                     else:
@@ -288,6 +288,27 @@ class EARerankerEstimator(BaseEstimator):
         self.model_.eval()
         self._warn_if_collapsed(q[tr], x[tr], s[tr])
         return self
+
+    def _warn_scale(self, s: np.ndarray, bins: np.ndarray) -> None:
+        """Warn, naming the scores' range, when they sit on another scale than the rubric's bins."""
+        if not s.size:
+            return
+        edges = self.rubric_.bin_edges
+        lo, hi, top = float(s.min()), float(s.max()), float(edges[-1])
+        cap, scale = next(((c, name) for c, name in ((1.0, "0-1"), (5.0, "1-5 (Likert)"), (10.0, "0-10"))
+                           if hi <= c), (None, None))
+        used = np.unique(bins)
+        if scale is not None and hi < 0.5 * top:
+            counts = np.bincount(bins)
+            warnings.warn(f"`scores` all lie in [0, {cap:g}] (observed [{lo:g}, {hi:g}]), a {scale} scale, but the "
+                          f"rubric's bins span [{edges[0]:g}, {top:g}] (edges {edges.tolist()}): "
+                          f"{counts.max() / bins.size:.0%} of the pairs fall in bin {int(counts.argmax())}. Rescale "
+                          "the scores to 0-100 (e.g. (s - 1) * 25 for 1-5, s * 100 for 0-1) or pass bin_edges= on "
+                          "the scores' scale", UserWarning, stacklevel=3)
+        elif used.size == 1:
+            warnings.warn(f"`scores` lie in [{lo:g}, {hi:g}]: every pair falls in bin {int(used[0])} of the rubric's "
+                          f"edges {edges.tolist()}; the bin head has nothing to learn. Pass bin_edges= that split "
+                          "the scores' range", UserWarning, stacklevel=3)
 
     @torch.no_grad()
     def _loss_on(self, loss_fn, q, x, b, s) -> float:
