@@ -110,3 +110,23 @@ def test_a_prompt_longer_than_the_context_is_a_400_before_decoding(tiny):
     finally:
         stop()
     assert responder.batches == [1]  # the refused requests never reached generate
+
+
+def test_load_causal_lm_dtype_auto_is_float32_where_bf16_is_slow(tiny, tmp_path, monkeypatch):
+    """issue #59 / #64: bfloat16 by default was 13-46x slower on CPUs without native bf16."""
+    import torch
+
+    from neurips25.chemcot.server import load_causal_lm
+    from neurips25.pretrained import precision
+
+    model, tok = tiny
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    monkeypatch.setattr(precision, "_cache", {})
+    monkeypatch.setattr(precision, "probe_bf16_speed", lambda *a, **k: 13.0)  # emulated bf16
+    lm, _ = load_causal_lm(str(tmp_path), dtype="auto")
+    assert next(lm.parameters()).dtype == torch.float32
+    monkeypatch.setattr(precision, "_cache", {})
+    monkeypatch.setattr(precision, "probe_bf16_speed", lambda *a, **k: 0.3)  # native bf16
+    lm, _ = load_causal_lm(str(tmp_path), dtype="auto")
+    assert next(lm.parameters()).dtype == torch.bfloat16

@@ -589,8 +589,22 @@ class _RowSampler:
         return scores
 
 
-def load_causal_lm(model: str):
-    """(model, tokenizer) for ``"smollm2"``, a ``.gguf`` file, or a local transformers directory (offline)."""
+def load_causal_lm(model: str, dtype=None):
+    """(model, tokenizer) for ``"smollm2"``, a ``.gguf`` file, or a local transformers directory (offline).
+
+    ``dtype``: None keeps the loaded weights' dtype; ``"auto"`` casts to bfloat16 only where this CPU runs it
+    faster than float32, else float32 (:func:`neurips25.pretrained.precision.choose_cpu_dtype`, probed once per
+    process and logged); ``"bfloat16"`` / ``"float32"`` cast as asked.
+    """
+    lm, tok = _load_causal_lm(model)
+    if dtype is not None:
+        from neurips25.pretrained.precision import choose_cpu_dtype
+
+        lm = lm.to(choose_cpu_dtype(dtype))
+    return lm, tok
+
+
+def _load_causal_lm(model: str):
     from pathlib import Path
 
     from neurips25.extras import require

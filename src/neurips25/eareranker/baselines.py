@@ -50,12 +50,17 @@ class _MixedPrecision:
     """``with _MixedPrecision(model, on):`` runs the block under CPU bf16 autocast (matrix products in bfloat16,
     weights, norms and softmax in float32), with the model's 1-logit ``classifier`` head recomputed in float32 so
     that near-equal scores are not rounded to ties (bfloat16 keeps ~3 significant digits). A no-op when ``on``
-    is false; the hook is removed on exit, so the model is a plain float32 model outside the block."""
+    is false (``on="auto"``: true only where bf16 is faster than float32 on this CPU, see
+    :func:`neurips25.pretrained.precision.choose_cpu_dtype`); the hook is removed on exit, so the model is a
+    plain float32 model outside the block."""
 
-    def __init__(self, model, on: bool):
+    def __init__(self, model, on):
         import torch
 
-        self.torch, self.model, self.on, self.handle = torch, model, bool(on), None
+        from neurips25.pretrained.precision import cpu_autocast_bf16
+
+        # "auto": bf16 only where this CPU runs it faster than float32 (probed once per process, logged)
+        self.torch, self.model, self.on, self.handle = torch, model, cpu_autocast_bf16(on), None
         self.autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.on)
 
     def _fp32_head(self, module, inputs, output):
@@ -77,7 +82,7 @@ class _MixedPrecision:
         return False
 
 
-def cross_encoder_scores(ce, queries, docs, *, batch_size: int = 32, bf16: bool = False) -> np.ndarray:
+def cross_encoder_scores(ce, queries, docs, *, batch_size: int = 32, bf16=False) -> np.ndarray:
     """Adequacy / 100 (sigmoid of the logit) of a ``CrossEncoder`` on text pairs, as ``ce.predict`` returns it,
     computed in bf16 mixed precision when ``bf16`` (the head in float32; see :func:`finetune_cross_encoder`).
 
@@ -107,7 +112,7 @@ def _logits(ce, queries, docs, batch_size: int, bf16: bool) -> np.ndarray:
 
 def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epochs: int = 1, batch_size: int = 16,
                            lr: float = 4e-5, seed: int = 0, model_path=None, progress=None, val_queries=None,
-                           val_docs=None, val_scores=None, val_groups=None, patience: int = 1, bf16: bool = False):
+                           val_docs=None, val_scores=None, val_groups=None, patience: int = 1, bf16=False):
     """Fine-tune a MiniLM ``CrossEncoder`` on text pairs; returns the ``CrossEncoder`` (``predict``/``rank``).
 
     ``queries[i]``, ``docs[i]`` are the texts of pair i and ``scores[i]`` its adequacy in [0, 100]; the head is
@@ -124,6 +129,7 @@ def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epoc
     learning rate warms up over the first tenth of the first epoch, then stays constant; the optimiser is AdamW
     (PyTorch's fused implementation).
 
+    ``bf16="auto"`` uses it only where this CPU runs bfloat16 faster than float32 (a cached probe, logged).
     ``bf16=True`` trains and validates in bfloat16 mixed precision on the CPU (``torch.autocast``: matrix
     products in bfloat16, master weights, optimiser state, norms and softmax in float32; the head in float32),
     about 1.6x faster per step on CPUs with AVX512-BF16; score such a model with
