@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from neurips25.eva.reproduce import _c3_window, _lm_window, claim_c4, claim_c5
+from neurips25.eva.reproduce import _c3_window, _lm_window, claim_c4, claim_c5, declare_claims
 from neurips25.repro.runner import run_one
 
 
@@ -21,6 +21,10 @@ def test_smoke_reproduction(tmp_path):
     assert by_id["c5"]["verdict"] == "inconclusive" and "exact match is measurable" in by_id["c5"]["reason"]
     assert by_id["c4_budget"]["verdict"] == "reproduced"
     assert all(r["role"] == "negative" for c in claims for r in c["control_results"])
+    # v4: every control's figures were computed by code run here (measure), never handed over as a dict
+    assert all(r["provenance"].startswith("ran ") for c in claims for r in c["control_results"])
+    assert {c["id"]: c["instance"] for c in claims if c["kind"] != "check"} == {
+        "c2": "stand-in", "c3": "stand-in", "c4": "stand-in", "c5": "stand-in"}
     assert (tmp_path / "eva" / "figures" / "loss_curves.png").is_file()
 
 
@@ -46,3 +50,14 @@ def test_controls_gate_c5_and_c4():
     assert claim_c4().record(fewer, controls={"random_tokens": fewer}).verdict == "inconclusive"
     with pytest.raises(ValueError, match="controls measured must be exactly the declared ones"):
         claim_c4().record(fewer, controls={})
+
+
+def test_a_nan_loss_is_inconclusive_not_a_failure():
+    # v3 audit: `m["loss_gap"] > 0` read a diverged run (NaN) as "not reproduced"
+    nan = {"loss_gap": float("nan"), "em_pct": 10.0, "em_lora_pct": 5.0, "loss": float("nan")}
+    bad = {"loss_gap": -0.05, "em_pct": 10.0, "em_lora_pct": 15.0, "loss": 1.1}
+    c5 = claim_c5().record(nan, controls={"random_directions": bad})
+    assert c5.verdict == "inconclusive"
+    claims = {c.id: c for c in declare_claims()}
+    assert claims["c3"].rule({"loss_gap": float("nan"), "acc_gap_pts": 0.0}) is None
+    assert claims["c5"].criterion == claim_c5((0, 6), 2).criterion  # the same text at every scale

