@@ -105,27 +105,70 @@ class Rollouts:
     n: int
 
 
+def bos_prefix(tokenizer) -> list[int]:
+    """``[bos]`` when the tokenizer is configured to add its bos (``add_special_tokens=True`` puts it first), else
+    ``[]``: a tokenizer without a bos (Qwen2) or whose bos is a marker it never adds (SmolLM2's
+    ``<|im_start|>``) gets none. Prompts of rollouts and of SFT pairs start with this prefix."""
+    bos = getattr(tokenizer, "bos_token_id", None)
+    if bos is None:
+        return []
+    added = tokenizer("x", add_special_tokens=True)["input_ids"]
+    plain = tokenizer("x", add_special_tokens=False)["input_ids"]
+    return [int(bos)] if added[:1] == [bos] and plain[:1] != [bos] else []
+
+
+def pad_id(tokenizer) -> int:
+    """The tokenizer's pad id, its eos id when it has no pad token (GPT-2, Llama); ValueError without either."""
+    for name in ("pad_token_id", "eos_token_id"):
+        v = getattr(tokenizer, name, None)
+        if v is not None:
+            return int(v)
+    raise ValueError("`tokenizer` has neither a pad_token nor an eos_token: set tokenizer.pad_token before "
+                     "batching prompts")
+
+
 def encode_prompts(tokenizer, prompts: Sequence[str]):
-    """Left-padded ``<bos> prompt`` ids and mask."""
+    """Left-padded ``bos_prefix + prompt`` ids and mask (padded with :func:`pad_id`)."""
     import torch
 
     enc = tokenizer([str(p) for p in prompts], add_special_tokens=False)["input_ids"]
-    if any(tokenizer.unk_token_id in e for e in enc):
+    unk = getattr(tokenizer, "unk_token_id", None)
+    if unk is not None and any(unk in e for e in enc):
         raise ValueError("`prompts` contain words outside the tokenizer's vocabulary")
-    P = 1 + max(len(e) for e in enc)
-    ids = torch.full((len(enc), P), tokenizer.pad_token_id, dtype=torch.long)
+    prefix = bos_prefix(tokenizer)
+    enc = [prefix + list(e) for e in enc]
+    empty = [i for i, e in enumerate(enc) if not e]
+    if empty:
+        raise ValueError(f"`prompts` [{empty[0]}] encodes to no token (and the tokenizer adds no bos)")
+    P = max(len(e) for e in enc)
+    ids = torch.full((len(enc), P), pad_id(tokenizer), dtype=torch.long)
     mask = torch.zeros((len(enc), P), dtype=torch.long)
     for i, e in enumerate(enc):
-        ids[i, P - 1 - len(e):] = torch.tensor([tokenizer.bos_token_id, *e])
-        mask[i, P - 1 - len(e):] = 1
+        ids[i, P - len(e):] = torch.tensor(e)
+        mask[i, P - len(e):] = 1
     return ids, mask
+
+
+def _model_vocab(model) -> int:
+    """Rows of the model's output layer (the ids it can emit)."""
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    w = getattr(head, "weight", None)
+    if w is not None:
+        return int(w.shape[0])
+    return int(model.config.vocab_size)
 
 
 def sample_rollouts(model, tokenizer, prompts: Sequence[str], n: int, max_new_tokens: int,
                     temperature: float = 1.0, greedy: bool = False, use_cache: bool = True) -> Rollouts:
     """Sample ``n`` completions per prompt with ``model.generate`` (pure sampling: no top-k / top-p).
 
-    Raises ValueError when prompt plus ``max_new_tokens`` exceed the model's context.
+    Prompts are ``bos_prefix(tokenizer) + prompt`` (:func:`bos_prefix`). Ids the model can emit but the tokenizer
+    cannot decode (a vocabulary padded beyond ``len(tokenizer)``, as in real checkpoints) are never sampled:
+    their logits are suppressed, so the text the reward reads holds every token GRPO trains on. Log-probs
+    (:func:`completion_logprobs`) stay over the model's whole vocabulary.
+
+    Raises ValueError when prompt plus ``max_new_tokens`` exceed the model's context, or when the tokenizer
+    has ids past the model's vocabulary.
     """
     import torch
     from transformers import GenerationConfig
@@ -137,6 +180,10 @@ def sample_rollouts(model, tokenizer, prompts: Sequence[str], n: int, max_new_to
     if not isinstance(temperature, numbers.Real) or temperature <= 0:
         raise ValueError(f"`temperature` must be > 0, got {temperature!r}")
     ids, mask = encode_prompts(tokenizer, prompts)
+    vocab, n_tok = _model_vocab(model), len(tokenizer)
+    if int(ids.max()) >= vocab:
+        raise ValueError(f"the tokenizer gives id {int(ids.max())} but the model's vocabulary has {vocab} ids: "
+                         "`tokenizer` and `model` do not match")
     ctx = model.config.max_position_embeddings
     if ids.shape[1] + max_new_tokens > ctx:
         raise ValueError(f"rollouts would exceed the context: prompt of {ids.shape[1]} tokens + "
@@ -147,8 +194,9 @@ def sample_rollouts(model, tokenizer, prompts: Sequence[str], n: int, max_new_to
     gc = GenerationConfig(do_sample=not greedy, temperature=float(temperature) if not greedy else None,
                           top_k=None if greedy else 0, top_p=None, max_new_tokens=int(max_new_tokens),
                           num_return_sequences=1 if greedy else int(n), use_cache=use_cache,
-                          pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-                          bos_token_id=tokenizer.bos_token_id)
+                          pad_token_id=pad_id(tokenizer), eos_token_id=tokenizer.eos_token_id,
+                          bos_token_id=tokenizer.bos_token_id,
+                          suppress_tokens=list(range(n_tok, vocab)) if vocab > n_tok else None)
     was_training = model.training
     model.eval()
     with torch.no_grad():
@@ -158,12 +206,14 @@ def sample_rollouts(model, tokenizer, prompts: Sequence[str], n: int, max_new_to
     reps = int(n) if not greedy else 1
     P = ids.shape[1]
     comp = out[:, P:]
-    is_eos = comp == tokenizer.eos_token_id
+    pad = pad_id(tokenizer)
+    eos = tokenizer.eos_token_id
+    is_eos = comp == eos if eos is not None else torch.zeros_like(comp, dtype=torch.bool)
     # 1 up to and including the first <eos>; everything after it is padding
     after = (is_eos.cumsum(1) - is_eos.long()) > 0
     cmask = (~after).long()
-    comp = comp.masked_fill(after, tokenizer.pad_token_id)
-    texts = tokenizer.batch_decode(comp.masked_fill(is_eos, tokenizer.pad_token_id), skip_special_tokens=True)
+    comp = comp.masked_fill(after, pad)
+    texts = tokenizer.batch_decode(comp.masked_fill(is_eos, pad), skip_special_tokens=True)
     return Rollouts(ids.repeat_interleave(reps, 0), mask.repeat_interleave(reps, 0), comp, cmask, texts, reps)
 
 

@@ -88,7 +88,8 @@ def sample_groups(model, tokenizer, queries: Sequence[Any], reward_fn: Callable[
 
 def rollout_accuracy(model, tokenizer, queries, reward_fn, prompt_of=str, n: int = 16, max_new_tokens: int = 128,
                      temperature: float = 1.0) -> np.ndarray:
-    """Per-query rollout accuracy alpha (share of ``n`` sampled completions with reward 1)."""
+    """Per-query rollout accuracy alpha: the mean reward of ``n`` sampled completions (the share with reward 1
+    when rewards are binary)."""
     groups = sample_groups(model, tokenizer, queries, reward_fn, prompt_of, n, max_new_tokens, temperature)
     return np.array([g.alpha for g in groups])
 
@@ -252,15 +253,30 @@ def first_order_check(model, train_groups: Sequence[Group], heldout_groups: Sequ
 def rl_readiness(model, tokenizer, queries: Sequence[Any], reward_fn: Callable[[Any, str], float],
                  prompt_of: Callable[[Any], str] = str, n: int = 8, max_new_tokens: int = 128,
                  temperature: float = 1.0, with_co_influence: bool = True) -> dict:
-    """The numbers to check before RL on ``queries``: per-query alpha, mean sqrt(alpha (1 - alpha)), share of
-    all-equal reward groups and (optionally) the mean co-influence between informative queries."""
+    """The numbers to check before RL on ``queries``, from ``n >= 2`` rollouts per query.
+
+    Returns ``alpha`` (per-query mean reward: the accuracy with binary rewards), ``informativeness`` (mean over
+    queries of the population s.d. of the group's rewards, the scale GRPO divides by; with binary rewards it is
+    ``sqrt(alpha (1 - alpha))``, peak 0.5), ``frac_reward_zero_std`` (share of groups whose rewards are all
+    equal: no GRPO signal, as ``GRPO.step`` reports it), ``mean_accuracy`` and, with ``with_co_influence``, the
+    mean co-influence between informative queries. The co-influence rests on the binary identity and is
+    refused (ValueError) for rewards other than 0 / 1; pass ``with_co_influence=False`` for graded rewards.
+    """
     if len(queries) == 0:
         raise ValueError("`queries` must not be empty")
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
+        raise ValueError(f"`n` must be an int >= 2 (rollouts per query: one rollout has no reward spread), got {n!r}")
     groups = sample_groups(model, tokenizer, queries, reward_fn, prompt_of, n, max_new_tokens, temperature)
     alpha = np.array([g.alpha for g in groups])
-    out = {"alpha": alpha, "informativeness": informativeness(alpha), "frac_reward_zero_std": frac_zero_std(alpha),
-           "mean_accuracy": float(alpha.mean())}
+    spread = np.array([float(np.std(g.rewards)) for g in groups])  # population s.d., as group_advantages
+    out = {"alpha": alpha, "informativeness": float(spread.mean()),
+           "frac_reward_zero_std": float(np.mean(spread <= 1e-12)), "mean_accuracy": float(alpha.mean())}
     if with_co_influence:
+        rewards = np.concatenate([g.rewards for g in groups])
+        if not np.isin(rewards, (0.0, 1.0)).all():
+            raise ValueError("`reward_fn` returned rewards other than 0 / 1 (e.g. "
+                             f"{float(rewards[~np.isin(rewards, (0.0, 1.0))][0])!r}); the co-influence needs binary "
+                             "rewards: pass with_co_influence=False for graded rewards")
         ci = co_influence(model, groups)
         out.update(co_influence=ci["mean"], co_influence_cosine=ci["cosine"], n_informative=len(ci["index"]))
     return out

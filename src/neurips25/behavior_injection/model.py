@@ -18,7 +18,8 @@ SPECIAL = {"pad": "<pad>", "bos": "<bos>", "eos": "<eos>", "unk": "<unk>"}
 def build_tokenizer(words: Sequence[str]):
     """A whitespace word-level ``PreTrainedTokenizerFast`` over ``words`` plus ``<pad> <bos> <eos> <unk>``.
 
-    Padding side is left, as generation needs.
+    Padding side is left, as generation needs. The tokenizer adds ``<bos>`` (``add_bos_token=True``), so
+    rollouts and SFT pairs start with it (:func:`~neurips25.behavior_injection.grpo.bos_prefix`).
     """
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
@@ -30,7 +31,7 @@ def build_tokenizer(words: Sequence[str]):
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token=SPECIAL["unk"]))
     core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tok = PreTrainedTokenizerFast(tokenizer_object=core, pad_token=SPECIAL["pad"], bos_token=SPECIAL["bos"],
-                                  eos_token=SPECIAL["eos"], unk_token=SPECIAL["unk"])
+                                  eos_token=SPECIAL["eos"], unk_token=SPECIAL["unk"], add_bos_token=True)
     tok.padding_side = "left"
     return tok
 

@@ -9,18 +9,23 @@ import numpy as np
 
 
 def encode_pairs(tokenizer, prompts: Sequence[str], completions: Sequence[str]) -> list[tuple[list[int], int]]:
-    """``(ids, n_prompt)`` per pair, ``ids = <bos> prompt completion <eos>``."""
+    """``(ids, n_prompt)`` per pair, ``ids = bos_prefix + prompt completion <eos>`` (the prompt prefix of
+    :func:`~neurips25.behavior_injection.grpo.bos_prefix`, as the rollouts use)."""
+    from neurips25.behavior_injection.grpo import bos_prefix
+
     if len(prompts) != len(completions):
         raise ValueError(f"`prompts` and `completions` must have the same length, got {len(prompts)} and "
                          f"{len(completions)}")
     p_ids = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
     c_ids = tokenizer(list(completions), add_special_tokens=False)["input_ids"]
-    unk = tokenizer.unk_token_id
+    unk = getattr(tokenizer, "unk_token_id", None)
+    prefix = bos_prefix(tokenizer)
+    end = [] if tokenizer.eos_token_id is None else [tokenizer.eos_token_id]
     out = []
     for i, (p, c) in enumerate(zip(p_ids, c_ids)):
-        if unk in p or unk in c:
+        if unk is not None and (unk in p or unk in c):
             raise ValueError(f"pair {i} has words outside the tokenizer's vocabulary")
-        out.append(([tokenizer.bos_token_id, *p, *c, tokenizer.eos_token_id], 1 + len(p)))
+        out.append(([*prefix, *p, *c, *end], len(prefix) + len(p)))
     return out
 
 
@@ -50,7 +55,9 @@ def sft_train(model, tokenizer, prompts: Sequence[str], completions: Sequence[st
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.98))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / max(1, warmup)) * (
         0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * min(1.0, s / steps)))))
-    pad = tokenizer.pad_token_id
+    from neurips25.behavior_injection.grpo import pad_id
+
+    pad = pad_id(tokenizer)
     model.train()
     losses = []
     for _ in progress(range(int(steps)), desc=desc):
