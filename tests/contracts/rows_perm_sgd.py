@@ -209,3 +209,25 @@ for _dt in ("bfloat16", "float16"):
     row(C, "torch", f"GradientBalancer step / backward (factored, materialised, vmap) with a tiny {_dt} model "
         "and GraB / PairGraB / CDGraB: runs; step's orders equal float32's of the same .grad; .grad keeps "
         "the model's dtype")(_half_balancer(getattr(torch, _dt)))
+
+
+@row(C, "torch", "order_error / prefix_deviation / permuted_sgd with bfloat16 and float16 tensors (vectors, x0, "
+    "grad_i's return): the numbers of the same values in float32")
+def _half_numpy_core(tmp_path):
+    from neurips25.perm_sgd import FlipFlop, GraB, order_error, permuted_sgd, prefix_deviation
+
+    for dtype in (torch.bfloat16, torch.float16):
+        V = torch.randn(N, 3, generator=torch.Generator().manual_seed(3)).to(dtype)
+        order = np.random.default_rng(0).permutation(N)
+        assert order_error(V, order) == order_error(V.float(), order)
+        np.testing.assert_array_equal(prefix_deviation(V, order), prefix_deviation(V.float(), order))
+        A = torch.randn(N, 3, generator=torch.Generator().manual_seed(4)).to(dtype)
+
+        def grad(i, x, A=A, dtype=dtype):  # the gradient in the model's dtype, as a half-precision model gives it
+            return A[i] * torch.as_tensor(x).to(dtype).sum()
+
+        for make in (lambda: GraB(N, seed=0), lambda: FlipFlop(N, seed=0)):
+            half = permuted_sgd(grad, torch.ones(3, dtype=dtype), N, 2, policy=make(), lr=0.01)
+            ref = permuted_sgd(lambda i, x, grad=grad: grad(i, x).float(), torch.ones(3), N, 2, policy=make(),
+                               lr=0.01)
+            np.testing.assert_array_equal(half, ref)

@@ -21,13 +21,18 @@ from typing import Any
 
 import numpy as np
 
-from neurips25.perm_sgd.orderings import PermutationPolicy
+from neurips25.perm_sgd.orderings import PermutationPolicy, _host, _is_torch
 
 __all__ = ["order_error", "prefix_deviation", "permuted_sgd"]
 
 
+def _float64(v: Any) -> np.ndarray:
+    """``v`` as a float64 numpy array; torch tensors of any float dtype (bfloat16 included, via float32)."""
+    return np.asarray(_host(v) if _is_torch(v) else v, dtype=np.float64)
+
+
 def _check_vectors(vectors: Any, name: str = "vectors") -> np.ndarray:
-    V = np.asarray(vectors, dtype=np.float64)
+    V = _float64(vectors)
     if V.ndim != 2 or V.shape[0] < 1 or V.shape[1] < 1:
         raise ValueError(f"{name} must be a 2-D array of shape (n, d) with n, d >= 1, got shape {V.shape}")
     if not np.isfinite(V).all():
@@ -142,7 +147,7 @@ def permuted_sgd(grad_i: Callable[[int, np.ndarray], Any], x0: Any, n: int, epoc
         raise ValueError(f"epochs must be an int >= 0, got {epochs!r}")
     if not callable(grad_i):
         raise TypeError("grad_i must be callable as grad_i(i, x)")
-    x = np.array(x0, dtype=np.float64).reshape(-1)
+    x = _float64(x0).reshape(-1).copy()
     if not np.isfinite(x).all():
         raise ValueError("x0 contains NaN or inf")
     lr_of = lr if callable(lr) else (lambda q: lr)
@@ -151,7 +156,7 @@ def permuted_sgd(grad_i: Callable[[int, np.ndarray], Any], x0: Any, n: int, epoc
     for q in range(epochs):
         eta = float(lr_of(q))
         for i in policy.next_epoch():
-            g = np.asarray(grad_i(int(i), x), dtype=np.float64)
+            g = _float64(grad_i(int(i), x))
             policy.observe(int(i), g)
             x -= eta * g
         if callback is not None and callback(q, x) is False:
