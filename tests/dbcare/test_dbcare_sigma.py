@@ -69,3 +69,17 @@ def test_simulate_and_the_step_api_share_the_message():
     with pytest.raises(ValueError) as err:
         simulate(DBCARE(1e-4, sigma=0.01), [0.0, -0.3], sigma=1.0, n_reps=10)
     assert "DBCARE assumes sigma=0.01 but the rewards have sigma=1" in str(err.value)
+
+
+def test_simulate_on_logged_outcomes_without_a_sigma_checks_their_spread():
+    from neurips25.dbcare import EmpiricalBandit
+
+    rng = np.random.default_rng(4)
+    logs = [rng.normal(0.0, 1.0, 500), rng.normal(-0.3, 1.0, 500)]
+    with pytest.warns(SigmaMismatchWarning, match=r"DBCARE assumes sigma=0.01 but the rewards have sigma ~1"):
+        simulate(DBCARE(1e-4, sigma=0.01), EmpiricalBandit(logs), n_reps=20, seed=0)
+    binary = [rng.random(500) < 0.3, rng.random(500) < 0.2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SigmaMismatchWarning)
+        simulate(DBCARE(1e-4, sigma=1.0), EmpiricalBandit(logs), n_reps=20, seed=0)
+        simulate(DBCARE(1e-4, sigma=0.5), EmpiricalBandit(binary), n_reps=20, seed=0)

@@ -34,7 +34,7 @@ class SigmaMismatchWarning(UserWarning):
 
 
 def check_sigma(policy, rewards_sigma: float | None = None, df: int | None = None, n_rewards: int = 0,
-                one_each=None) -> str | None:
+                one_each=None, stacklevel: int = 4) -> str | None:
     """The one check of a policy's ``sigma`` against its rewards, shared by ``simulate`` and the episode API.
 
     A policy's stopping and elimination rules are calibrated for rewards with sub-Gaussian parameter
@@ -54,6 +54,7 @@ def check_sigma(policy, rewards_sigma: float | None = None, df: int | None = Non
       either the arms' means differ by that much or ``sigma`` is below the rewards' spread.
 
     Returns the message of the warning or error, or None. Policies without a ``sigma`` are not checked.
+    ``stacklevel`` is passed to ``warnings.warn`` (the default points at the caller of ``simulate``).
     """
     p_sigma = getattr(policy, "sigma", None)
     if p_sigma is None:
@@ -86,7 +87,7 @@ def check_sigma(policy, rewards_sigma: float | None = None, df: int | None = Non
                f"beyond sampling noise at level {SIGMA_TEST_LEVEL:g}); its eliminations and stops are "
                f"miscalibrated and its error rate can be far above its target; build {name} with sigma >= "
                f"{rewards_sigma:.3g} (simulate refuses the same mismatch against the environment)")
-    warnings.warn(msg, SigmaMismatchWarning, stacklevel=4)
+    warnings.warn(msg, SigmaMismatchWarning, stacklevel=stacklevel)
     return msg
 
 
@@ -204,7 +205,8 @@ class RoundRobinPolicy:
             sigma = math.sqrt(max(float(within.sum()), 0.0) / df)
         else:
             one_each = self._sums[seen]  # one reward per arm: their sums are the rewards
-        if check_sigma(self, sigma, df, int(self._counts.sum()), one_each) is not None:
+        # stack: check_sigma < here < _end_request < update < the user's loop
+        if check_sigma(self, sigma, df, int(self._counts.sum()), one_each, stacklevel=5) is not None:
             self._sigma_checked = True
 
     def should_stop(self) -> bool:

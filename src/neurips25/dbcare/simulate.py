@@ -247,7 +247,16 @@ def resolve_setting(policy, bandit, sigma, cost, env):
         elif sigma is not None and check_positive(sigma, "sigma") != BernoulliBandit.sigma:
             raise ValueError(f"sigma={sigma:g} given for Bernoulli rewards, whose sub-Gaussian parameter is 0.5")
         bandit = make_bandit(means=bandit, sigma=sigma if sigma is not None else 1.0, env=env)
-    check_sigma(policy, getattr(bandit, "sigma", None))  # the episode API's check, against the known sigma
+    b_sigma = getattr(bandit, "sigma", None)
+    outcomes = getattr(bandit, "outcomes", None)
+    if b_sigma is None and outcomes is not None:  # logged outcomes, no sigma given: check their spread instead
+        n = np.array([len(a) for a in outcomes])
+        df = int((n - 1).sum())
+        if df > 0:
+            within = sum(float(((np.asarray(a, dtype=float) - np.mean(a)) ** 2).sum()) for a in outcomes)
+            check_sigma(policy, float(np.sqrt(within / df)), df, int(n.sum()))
+    else:
+        check_sigma(policy, b_sigma)  # the episode API's check, against the environment's own sigma
     return bandit, cost
 
 
