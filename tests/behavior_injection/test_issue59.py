@@ -140,3 +140,19 @@ def test_rl_readiness_on_non_binary_rewards_reads_their_spread():
     assert np.isclose(binary["informativeness"], np.sqrt(0.75 * 0.25))  # = sqrt(alpha (1 - alpha)) when binary
     with pytest.raises(ValueError, match="binary"):
         rl_readiness(model, tok, ["w1", "w2"], _reward([0.0, 0.5, 1.0, 0.5]), n=4, max_new_tokens=2)
+
+
+def test_float16_training_is_refused_by_name_bfloat16_trains():
+    # before the fix GRPO.step on a float16 policy left non-finite weights, silently (AdamW's eps 1e-8 is 0 in
+    # float16, so a parameter with a zero gradient gets 0 / 0)
+    from neurips25.behavior_injection import GRPO, sft_train
+
+    tok = _tokenizer()
+    with pytest.raises(ValueError, match="`policy` has float16 parameters"):
+        GRPO(_llama(len(tok)).half(), tok, group_size=4, max_new_tokens=3)
+    with pytest.raises(ValueError, match="`model` has float16 parameters"):
+        sft_train(_llama(len(tok)).half(), tok, ["w1"], ["w2"], steps=1, batch_size=1)
+    model = _llama(len(tok)).to(torch.bfloat16)
+    torch.manual_seed(0)
+    stats = GRPO(model, tok, group_size=4, max_new_tokens=3).step(["w1 w2", "w3"], _reward([0.0, 1.0]))
+    assert np.isfinite(stats["objective"]) and all(torch.isfinite(p).all() for p in model.parameters())

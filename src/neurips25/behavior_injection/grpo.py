@@ -149,6 +149,17 @@ def encode_prompts(tokenizer, prompts: Sequence[str]):
     return ids, mask
 
 
+def refuse_float16(model, name: str) -> None:
+    """ValueError when ``model`` has trainable float16 parameters: AdamW's ``eps`` (1e-8) is 0 in float16, so a
+    parameter with a zero gradient is updated by 0 / 0 and the weights turn NaN silently."""
+    import torch
+
+    if any(p.requires_grad and p.dtype == torch.float16 for p in model.parameters()):
+        raise ValueError(f"`{name}` has float16 parameters: AdamW cannot train them (its eps underflows to 0 and "
+                         "the weights turn NaN); train in float32 or bfloat16 (model.float() / "
+                         "model.to(torch.bfloat16)), or keep float32 weights under autocast")
+
+
 def _model_vocab(model) -> int:
     """Rows of the model's output layer (the ids it can emit)."""
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
@@ -297,6 +308,7 @@ class GRPO:
                 max_grad_norm, numbers.Real) or not np.isfinite(float(max_grad_norm)) or float(max_grad_norm) <= 0):
             raise ValueError(f"`max_grad_norm` must be a finite number > 0 (or None for no clipping), got "
                              f"{max_grad_norm!r}")
+        refuse_float16(policy, "policy")
         self.policy, self.tokenizer, self.ref = policy, tokenizer, ref
         self.group_size, self.beta, self.clip_eps = int(group_size), float(beta), float(clip_eps)
         self.max_new_tokens, self.temperature, self.n_inner = int(max_new_tokens), float(temperature), int(n_inner)

@@ -45,6 +45,9 @@ def sft_train(model, tokenizer, prompts: Sequence[str], completions: Sequence[st
     for name, v in (("steps", steps), ("batch_size", batch_size)):
         if not isinstance(v, numbers.Integral) or v < 1:
             raise ValueError(f"`{name}` must be a positive int, got {v!r}")
+    from neurips25.behavior_injection.grpo import refuse_float16
+
+    refuse_float16(model, "model")
     data = encode_pairs(tokenizer, prompts, completions)
     max_len = model.config.max_position_embeddings
     too_long = [i for i, (ids, _) in enumerate(data) if len(ids) > max_len]
