@@ -231,3 +231,23 @@ def _half_numpy_core(tmp_path):
             ref = permuted_sgd(lambda i, x, grad=grad: grad(i, x).float(), torch.ones(3), N, 2, policy=make(),
                                lr=0.01)
             np.testing.assert_array_equal(half, ref)
+
+
+@row(C, "torch", "fedavg and RegularizedParticipation.observe with bfloat16 / float16 client updates and x0: the "
+    "result of the same values in float32")
+def _half_federated(tmp_path):
+    from neurips25.perm_sgd import RegularizedParticipation, fedavg
+
+    for dtype in (torch.bfloat16, torch.float16):
+        a = torch.randn(6, 2, generator=torch.Generator().manual_seed(5)).to(dtype)
+
+        def grad(c, x, rng, a=a, dtype=dtype):  # a half-precision client model's gradient
+            return torch.as_tensor(x).to(dtype) - a[c]
+
+        out = []
+        for to32 in (False, True):
+            part = RegularizedParticipation(6, 2, seed=0)
+            g = (lambda c, x, rng, grad=grad: grad(c, x, rng).float()) if to32 else grad
+            x0 = torch.zeros(2, dtype=dtype)
+            out.append(fedavg(g, x0.float() if to32 else x0, part, rounds=6, local_steps=2, lr=0.1, seed=0))
+        np.testing.assert_array_equal(out[0], out[1])

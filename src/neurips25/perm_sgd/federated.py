@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from neurips25.perm_sgd.distributed import CDGraB
-from neurips25.perm_sgd.orderings import PermutationPolicy, RandomReshuffling, _check_seed
+from neurips25.perm_sgd.orderings import PermutationPolicy, RandomReshuffling, _check_seed, _host, _is_torch
 
 __all__ = ["RegularizedParticipation", "UniformParticipation", "fedavg"]
 
@@ -177,7 +177,7 @@ class RegularizedParticipation:
     def observe(self, client: int, update: Any) -> None:
         """Report a participant's pseudo-gradient (any order within the round)."""
         c = self._check_member(client, "observe")
-        u = np.asarray(update.detach().cpu() if hasattr(update, "detach") else update, dtype=np.float64)
+        u = np.asarray(_host(update) if _is_torch(update) else update, dtype=np.float64)  # bfloat16 too
         if not np.isfinite(u).all():
             raise ValueError(f"RegularizedParticipation.observe: update of client {c} contains NaN or inf")
         self._pending[c] = u.reshape(-1)
@@ -304,14 +304,15 @@ def fedavg(client_grad: Callable[[int, np.ndarray, np.random.Generator], Any], x
             raise ValueError(f"{name} must be a float > 0, got {v!r}")
     _check_seed(seed, "fedavg")
     rng = np.random.default_rng(seed)
-    x = np.array(x0, dtype=np.float64).reshape(-1)
+    x = np.array(_host(x0) if _is_torch(x0) else x0, dtype=np.float64).reshape(-1)
     for r in range(rounds):
         clients = participation.next_round()
         total = np.zeros_like(x)
         for c in clients:
             y = x.copy()
             for _ in range(local_steps):
-                y -= lr * np.asarray(client_grad(int(c), y, rng), dtype=np.float64)
+                g = client_grad(int(c), y, rng)
+                y -= lr * np.asarray(_host(g) if _is_torch(g) else g, dtype=np.float64)
             delta = x - y
             participation.observe(int(c), delta / (lr * local_steps))
             total += delta
