@@ -194,3 +194,40 @@ for _name in GRPO_LMS:
         "sqrt(alpha(1-alpha))(g+ - g-) on the model's own rollouts, planted binary reward")(_identity_on_class(_name))
     row(C, "transformers", f"sample_rollouts greedy on {_name}: KV cache = no cache = each prompt alone")(
         _greedy_cache_on_class(_name))
+
+
+def _qwen2_style(padded_rows=8):
+    """A Qwen2-style set-up: a tokenizer with no bos and no pad (eos pads), and a stock Qwen2 whose vocabulary is
+    padded ``padded_rows`` beyond the tokenizer, with those rows favoured so a sampler would draw them."""
+    import transformers as tf
+    from contract_fixtures import _TEXT, VOCAB
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = {w: i for i, w in enumerate(["<|endoftext|>", "<unk>", *[f"w{i}" for i in range(VOCAB - 2)]])}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok = tf.PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|endoftext|>", unk_token="<unk>")
+    tok.padding_side = "left"
+    torch.manual_seed(0)
+    model = tf.Qwen2ForCausalLM(tf.Qwen2Config(**dict(_TEXT, vocab_size=VOCAB + padded_rows))).eval()
+    bias = torch.cat([torch.zeros(VOCAB), torch.full((padded_rows,), 6.0)])
+    model.lm_head.register_forward_hook(lambda m, a, out: out + bias)
+    return tok, model
+
+
+@row(C, "transformers", "sample_rollouts on a Qwen2-style tokenizer (no bos, no pad) and a vocabulary padded "
+     "beyond it: prompts without bos, no id past len(tokenizer) sampled, text = trained tokens (#59)")
+def _qwen2_style_rollouts(tmp_path):
+    from neurips25.behavior_injection import sample_rollouts
+
+    tok, model = _qwen2_style()
+    assert tok.bos_token_id is None and tok.pad_token_id is None
+    torch.manual_seed(0)
+    # before #59: "Could not infer dtype of NoneType" (bos None), then "full(): ... NoneType" (pad None)
+    ro = sample_rollouts(model, tok, ["w1 w2 w3", "w4"], n=4, max_new_tokens=5)
+    plain = tok(["w1 w2 w3", "w4"], add_special_tokens=False)["input_ids"]
+    assert [ro.prompt_ids[i][ro.prompt_mask[i] == 1].tolist() for i in (0, 4)] == plain
+    assert int(ro.completion_ids.max()) < len(tok)  # the padded rows, favoured, are never drawn
+    for i, text in enumerate(ro.texts):
+        kept = ro.completion_ids[i][ro.completion_mask[i] == 1].tolist()
+        assert text.split() == [t for t in tok.convert_ids_to_tokens(kept) if t not in tok.all_special_tokens]

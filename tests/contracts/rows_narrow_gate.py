@@ -86,3 +86,26 @@ def _generate_positional(tmp_path):
         with attention_knockout(model, queries="all", keys=[3], layers="all", mode="mask_pre_softmax"):
             ref = model.generate(ids, max_new_tokens=4, do_sample=False)
     assert torch.equal(out, ref)
+
+
+@row(C, "transformers", "Generated() over two generate calls in one context: each call knocks out past its own "
+     "prompt (#59)")
+def _generated_two_calls(tmp_path):
+    from neurips25.narrow_gate import Generated, attention_knockout
+
+    model = causal_lm("llama")
+    first, second = token_ids(batch=1, length=8, seed=3), token_ids(batch=1, length=12, seed=4)
+
+    def gen(ids):
+        out = model.generate(ids, max_new_tokens=4, do_sample=False, output_logits=True,
+                             return_dict_in_generate=True, pad_token_id=0)
+        return torch.stack(out.logits, 1)
+
+    with torch.no_grad():
+        with attention_knockout(model, queries=Generated(), keys=[2, 5], layers="all"):
+            ref = gen(second)  # oracle: the second call alone in its own context
+        with attention_knockout(model, queries=Generated(), keys=[2, 5], layers="all"):
+            gen(first)
+            out = gen(second)
+    # before #59 the second call was knocked out past the first call's prompt (8), not its own (12)
+    assert_close(out, ref, atol=1e-5, what="second generate vs the same call alone")

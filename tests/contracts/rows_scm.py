@@ -97,3 +97,99 @@ def _shared(use_cache):
 row(C, "transformers", "shared-backbone tap with KV cache (llama): one score per token run, equal to offline")(
     _shared(True))
 row(C, "transformers", "shared-backbone tap without KV cache (llama): one score per token run")(_shared(False))
+
+
+def _eos_batch():
+    """Tiny Llama whose EOS is row 1's second free token (no other row emits it), a batch of 3, and an
+    always-harmful monitor on its first layer."""
+    from neurips25.scm import StreamingContentMonitor, truncate_layers
+
+    lm, ids = causal_lm("llama"), token_ids(batch=3, length=6, seed=5)
+    with torch.no_grad():
+        free = lm.generate(ids, max_new_tokens=4, min_new_tokens=4, do_sample=False, pad_token_id=0)[:, 6:]
+    eos = int(free[1, 1])
+    assert eos != int(free[1, 0]) and not (free[[0, 2]] == eos).any()
+    lm.generation_config.eos_token_id = eos
+    torch.manual_seed(3)
+    monitor = StreamingContentMonitor(truncate_layers(causal_lm("llama"), 1)).eval()
+    with torch.no_grad():
+        monitor.token_head.bias.copy_(torch.tensor([0.0, 20.0]))
+    return lm, ids, monitor
+
+
+def _eos_row(share):
+    def check(tmp_path):
+        from neurips25.scm import DelayKPolicy
+
+        lm, ids, monitor = _eos_batch()
+        with monitor.guard(lm, DelayKPolicy(3, 0.5), ids.shape[1], share=share) as crit:
+            lm.generate(ids, max_new_tokens=6, do_sample=False, stopping_criteria=[crit], pad_token_id=0)
+        # row 1 generated [x, EOS]: one score, not flagged (before #59: scored on padding, "stopped at 3")
+        assert len(crit.sessions[1].probs) == 1 and crit.sessions[1].ended
+        assert crit.stopped_rows.tolist() == [True, False, True]
+
+    return check
+
+
+def _cut_without_eos(share):
+    def check(tmp_path):
+        import numpy as np
+
+        from neurips25.scm import DelayKPolicy, StreamingContentMonitor, truncate_layers
+
+        lm, ids, n = causal_lm("llama"), token_ids(batch=4, length=6, seed=5), 8
+        lm.generation_config.eos_token_id = None
+        torch.manual_seed(3)
+        monitor = StreamingContentMonitor(truncate_layers(causal_lm("llama"), 1)).eval()
+        with torch.no_grad():
+            monitor.token_head.weight.mul_(30.0)
+            free = lm.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0)
+            p = monitor(free).token_logits.softmax(-1)[:, 6:, 1].numpy()
+        # a policy under which some rows stop early and some never
+        pol = next(DelayKPolicy(k, float(np.clip(t, 1e-3, 1 - 1e-3))) for t in np.quantile(p, np.linspace(.3, .95, 14))
+                   for k in (1, 2, 3) if 0 < sum(0 < DelayKPolicy(k, float(np.clip(t, 1e-3, 1 - 1e-3))).first_stop(r)
+                                                  < n - 2 for r in p) < 4)
+        stops = [pol.first_stop(r) for r in p]
+        with monitor.guard(lm, pol, 6, share=share) as crit:
+            out = lm.generate(ids, max_new_tokens=n, do_sample=False, stopping_criteria=[crit], pad_token_id=0)
+        lag = 1 if share else 0
+        for b, s in enumerate(stops):  # before #59 every flagged row ran on (no EOS id: generate never padded)
+            if 0 < s < n - 2:
+                assert bool((out[b, 6 + s + lag:] == 0).all()), f"row {b} kept generating after its stop at {s}"
+
+    return check
+
+
+def _half_generator(dtype):
+    def check(tmp_path):
+        import copy
+
+        from neurips25.scm import DelayKPolicy, StreamingContentMonitor, truncate_layers
+
+        lm, ids = causal_lm("llama"), token_ids(batch=2, length=6)
+        torch.manual_seed(3)
+        heads = StreamingContentMonitor(truncate_layers(causal_lm("llama"), 1)).eval()  # float32 heads
+        gen = copy.deepcopy(lm).to(dtype)
+        live = heads.with_backbone(truncate_layers(copy.deepcopy(gen), 1))
+        for share in (False, True):  # before #59: "mat1 and mat2 must have the same dtype" in both modes
+            with live.guard(gen, DelayKPolicy(50, 0.99), 6, share=share) as crit:
+                out = gen.generate(ids, max_new_tokens=4, min_new_tokens=4, do_sample=False,
+                                   stopping_criteria=[crit], pad_token_id=0)
+            with torch.no_grad():
+                ref = live(out).token_logits.softmax(-1)[:, 6:, 1]
+            for b, sess in enumerate(crit.sessions):
+                assert_close(torch.tensor(sess.probs), ref[b, :len(sess.probs)], atol=1e-2,
+                             what=f"{dtype} generator, share={share}, row {b}")
+
+    return check
+
+
+for _share in (False, True):
+    _mode = "shared tap" if _share else "own backbone"
+    row(C, "transformers", f"guard ({_mode}) on a batch where a row ends by EOS: not scored on the padding after "
+        "it, not flagged (#59)")(_eos_row(_share))
+    row(C, "transformers", f"guard ({_mode}) with no EOS id in the generation config: a flagged row is padded "
+        "from its stop (#59)")(_cut_without_eos(_share))
+for _dt in (torch.bfloat16, torch.float16):
+    row(C, "transformers", f"float32 heads on a {str(_dt).split('.')[-1]} generator: forward, both guard modes, "
+        "scores equal to offline (#59)")(_half_generator(_dt))
