@@ -69,14 +69,16 @@ def _covariates(model, cov: torch.Tensor):
 
 @torch.no_grad()
 def predict(model: torch.nn.Module, data: GenotypeDataset, batch_size: int = 512) -> np.ndarray:
-    """Logits ``[N, T]`` of ``model`` on ``data`` (eval mode, no gradients)."""
+    """Logits ``[N, T]`` of ``model`` on ``data`` (eval mode, no gradients); float64 for a float64 model, else
+    float32 (numpy has no bfloat16: a bfloat16 or float16 model's logits are widened)."""
     data = _check_dataset(data, "data")
     was_training = model.training
     model.eval()
     out = [model(data.dosages[i:i + batch_size], _covariates(model, data.covariates[i:i + batch_size]))
            for i in range(0, len(data), batch_size)]
     model.train(was_training)
-    return torch.cat(out).numpy()
+    out = torch.cat(out)
+    return (out if out.dtype == torch.float64 else out.float()).numpy()
 
 
 def task_metrics(labels: np.ndarray, scores: np.ndarray) -> dict:
@@ -139,7 +141,8 @@ def fit(model: torch.nn.Module, train: GenotypeDataset, val: GenotypeDataset, ep
     ------
     ValueError
         If a validation task has no cases or no controls (its AUROC, the early-stopping signal, is
-        undefined).
+        undefined); if the model has float16 parameters (AdamW cannot train them: train in float32 or
+        bfloat16).
 
     Examples
     --------
@@ -156,6 +159,9 @@ def fit(model: torch.nn.Module, train: GenotypeDataset, val: GenotypeDataset, ep
                          f"batch_size={batch_size}, patience={patience}, lr={lr}")
     if not hasattr(model, "criterion"):
         raise TypeError("`model` needs a `criterion` attribute (e.g. MultiTaskBCE)")
+    if any(p.dtype == torch.float16 for p in model.parameters()):  # AdamW's eps (1e-8) is 0 in float16
+        raise ValueError("`model` has float16 parameters: AdamW's update divides by sqrt(v) + eps, both 0 in float16, "
+                         "and the weights turn NaN; train in float32 or bfloat16 (cast to float16 afterwards)")
     n_tasks = getattr(model, "n_tasks", train.labels.shape[1])
     if train.labels.shape[1] != n_tasks:
         raise ValueError(f"`train` has {train.labels.shape[1]} tasks, the model {n_tasks}")
