@@ -327,8 +327,13 @@ def tt_decompose(
     )
     best = None
     norm = torch.linalg.vector_norm(tensor.double()).item()
+    # torch has no SVD in bfloat16 / float16: decompose in float32 and hand back cores in the tensor's dtype,
+    # as cp_decompose and tucker_decompose do
+    work = tensor.float() if tensor.dtype in (torch.bfloat16, torch.float16) else tensor
     for _ in range(n_trials if randomized else 1):
-        sk = _tt_svd(tensor, ranks, n_inputs, randomized, oversample, n_power_iter, gen)
+        sk = _tt_svd(work, ranks, n_inputs, randomized, oversample, n_power_iter, gen)
+        if work is not tensor:
+            sk = TTSketch([c.to(tensor.dtype) for c in sk.cores], sk.n_inputs, sk.tail)
         if n_trials == 1 or not randomized:
             return sk
         err = sk.projection_error(norm)

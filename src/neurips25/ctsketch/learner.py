@@ -152,6 +152,10 @@ class TupleLearner(nn.Module):
                 raise ValueError(f"`{name}` must be a positive int; got {v!r}")
         if not isinstance(lr, numbers.Real) or not lr > 0:
             raise ValueError(f"`lr` must be > 0; got {lr!r}")
+        if any(p.dtype == torch.float16 for p in self.parameters()):  # Adam's eps (1e-8) is 0 in float16
+            raise ValueError("the learner has float16 parameters: Adam's update divides by sqrt(v) + eps, both 0 "
+                             "in float16, and the weights turn NaN (then \"`ps` holds NaN\"); train in float32 or "
+                             "bfloat16 (cast to float16 afterwards)")
         epochs, batch_size, checkpoint_every = int(epochs), int(batch_size), int(checkpoint_every)
         opt = torch.optim.Adam(self.parameters(), lr=float(lr))
         gen = torch.Generator().manual_seed(int(seed) if seed is not None else 0)
