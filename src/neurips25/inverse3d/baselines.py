@@ -128,6 +128,12 @@ class GPBOVoxelPCA:
 
     def propose(self, n_out):
         from scipy.stats import norm
+        from sklearn.exceptions import NotFittedError
+
+        if not hasattr(self, "gp_"):
+            raise NotFittedError("This GPBOVoxelPCA instance is not fitted yet: call fit(occupancies, drag) before "
+                                 "propose")
+        n_out = _check_n("n_out", n_out)
 
         rng = np.random.default_rng(self.seed)
         lo, hi = self.codes_.min(0), self.codes_.max(0)

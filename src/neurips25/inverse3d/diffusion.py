@@ -133,7 +133,14 @@ def make_scheduler(kind="ddim", num_train_timesteps=1000):
 
 
 def train_dit(dit, latents, steps, lr=5e-4, batch=32, generator=None, num_train_timesteps=1000):
-    """Standard epsilon-prediction training on (normalised) latents; returns the loss history."""
+    """Standard epsilon-prediction training on (normalised) latents; returns the loss history.
+
+    A bfloat16 DiT trains on latents cast to its dtype (the loss is taken in float32); a float16 one is refused
+    (AdamW cannot train float16 weights: its eps underflows and they turn NaN)."""
+    if any(p.dtype == torch.float16 for p in dit.parameters()):
+        raise ValueError("`dit` has float16 parameters: AdamW's update divides by sqrt(v) + eps, both 0 in float16, "
+                         "and the weights turn NaN; train in float32 or bfloat16 (cast to float16 afterwards)")
+    dtype = next((p.dtype for p in dit.parameters() if p.is_floating_point()), torch.float32)
     sched = make_scheduler("ddpm", num_train_timesteps)
     opt = torch.optim.AdamW(dit.parameters(), lr=lr, weight_decay=1e-4)
     cos = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
@@ -144,7 +151,7 @@ def train_dit(dit, latents, steps, lr=5e-4, batch=32, generator=None, num_train_
         noise = torch.randn(z0.shape, generator=generator)
         t = torch.randint(0, num_train_timesteps, (batch,), generator=generator)
         zt = sched.add_noise(z0, noise, t)
-        loss = ((dit(zt, t) - noise) ** 2).mean()
+        loss = ((dit(zt.to(dtype), t).float() - noise.float()) ** 2).mean()
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -46,6 +46,15 @@ def _pos(name, v, allow_zero=True):
     return float(v)
 
 
+def _module_dtype(fn):
+    """The floating dtype of a module's first parameter (None for a plain callable or a module without one)."""
+    if isinstance(fn, torch.nn.Module):
+        for p in fn.parameters():
+            if p.is_floating_point():
+                return p.dtype
+    return None
+
+
 class TopologyPreservingRefiner:
     """FFD refinement of a voxel design against a differentiable drag surrogate.
 
@@ -124,10 +133,17 @@ class TopologyPreservingRefiner:
             graph = mesh if isinstance(mesh, MeshGraph) else MeshGraph.from_mesh(mesh)
             self._check_in_box(graph.vertices)
 
+        dtype = _module_dtype(self.surrogate)
+
         def predict(warped, ctrl):
-            if graph is None:
-                return self.surrogate((warped * self.mask)[None])[0]
-            return self.surrogate([graph.with_vertices(self.lattice.deform(graph.vertices, ctrl))])[0]
+            if graph is None:  # a bfloat16 / float16 surrogate reads the crop in its own dtype
+                j = self.surrogate((warped * self.mask)[None].to(dtype or warped.dtype))
+            else:
+                j = self.surrogate([graph.with_vertices(self.lattice.deform(graph.vertices, ctrl))])
+            if not isinstance(j, torch.Tensor) or tuple(j.shape) != (1,):
+                shape = tuple(j.shape) if isinstance(j, torch.Tensor) else type(j).__name__
+                raise ValueError(f"`surrogate` must return one drag per design, shape (B,) = (1,); got shape {shape}")
+            return j[0].float()
 
         ctrl = self.lattice.zeros().requires_grad_(True)
         opt = torch.optim.AdamW([ctrl], lr=self.lr, weight_decay=0.0)

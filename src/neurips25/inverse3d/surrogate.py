@@ -29,15 +29,24 @@ class LatentDragHead(nn.Module):
         return self.net(z.flatten(1))[:, 0] * self.y_std + self.y_mean
 
 
+class _AvgPool3d(nn.AvgPool3d):
+    """AvgPool3d that runs on CPU in bfloat16 / float16 too (torch's CPU kernel has neither: it pools in float32)."""
+
+    def forward(self, x):
+        if x.device.type == "cpu" and x.dtype in (torch.bfloat16, torch.float16):
+            return super().forward(x.float()).to(x.dtype)
+        return super().forward(x)
+
+
 class VoxelDragCNN(nn.Module):
-    """3D CNN ``occupancy (B, nx, ny, nz) -> C_DV`` on the design box crop."""
+    """3D CNN ``occupancy (B, nx, ny, nz) -> C_DV`` on the design box crop (float32, float64, bfloat16, float16)."""
 
     def __init__(self, width=8):
         super().__init__()
         w = width
         self.net = nn.Sequential(
-            nn.Conv3d(1, w, 3, padding=1), nn.GELU(), nn.AvgPool3d(2),
-            nn.Conv3d(w, 2 * w, 3, padding=1), nn.GELU(), nn.AvgPool3d(2),
+            nn.Conv3d(1, w, 3, padding=1), nn.GELU(), _AvgPool3d(2),
+            nn.Conv3d(w, 2 * w, 3, padding=1), nn.GELU(), _AvgPool3d(2),
             nn.Conv3d(2 * w, 2 * w, 3, padding=1), nn.GELU())
         self.head = nn.Sequential(nn.Linear(4 * w + 1, 32), nn.GELU(), nn.Linear(32, 1))
         self.register_buffer("y_mean", torch.zeros(()))
@@ -60,8 +69,14 @@ def fit_regressor(model, x, y, steps, lr=2e-3, batch=32, weight_decay=1e-3, gene
     """Fit ``model(x) ~ y`` by AdamW on the MSE of standardised targets; returns the final train loss.
 
     ``x`` is a tensor (rows are samples) or a list of samples (e.g. :class:`MeshGraph`). ``augment``
-    (optional) maps a batch to an equally labelled batch (e.g. mirror images of a body).
+    (optional) maps a batch to an equally labelled batch (e.g. mirror images of a body). A bfloat16 model reads
+    tensor rows cast to its dtype (the loss is taken in float32); a float16 one is refused (AdamW cannot train
+    float16 weights: its eps underflows and they turn NaN).
     """
+    if any(p.dtype == torch.float16 for p in model.parameters()):
+        raise ValueError("`model` has float16 parameters: AdamW's update divides by sqrt(v) + eps, both 0 in "
+                         "float16, and the weights turn NaN; train in float32 or bfloat16 (cast afterwards)")
+    dtype = next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
     y = torch.as_tensor(y, dtype=torch.float32)
     model.y_mean.fill_(float(y.mean()))
     model.y_std.fill_(float(y.std().clamp_min(1e-6)))
@@ -74,7 +89,9 @@ def fit_regressor(model, x, y, steps, lr=2e-3, batch=32, weight_decay=1e-3, gene
         xb = _take(x, idx)
         if augment is not None:
             xb = augment(xb, generator)
-        loss = (((model(xb) - y[idx]) / model.y_std) ** 2).mean()
+        if isinstance(xb, torch.Tensor) and xb.is_floating_point():
+            xb = xb.to(dtype)
+        loss = (((model(xb).float() - y[idx]) / model.y_std.float()) ** 2).mean()
         opt.zero_grad()
         loss.backward()
         opt.step()
