@@ -405,8 +405,8 @@ class SlicedWassersteinFPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         ``sqrt(mean_j mean_m (Q_i - Q_i^K)^2)``, where ``Q_i`` are the estimated slices and ``Q_i^K =
         psi^{-1}(mu_hat + sum_{k <= K} xi_ik phi_k)``; in the units of the data.
         """
+        check_is_fitted(self)  # before reading n_components_ (unfitted: NotFittedError, not AttributeError)
         K = self.n_components_ if n_components is None else n_components
-        check_is_fitted(self)
         if isinstance(K, bool) or not isinstance(K, numbers.Integral) or not 0 <= K <= self.n_components_:
             raise ValueError(f"`n_components` must be an int in [0, {self.n_components_}], got {K!r}")
         dists = self._read(X, reset=False)
