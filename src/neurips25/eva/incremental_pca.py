@@ -7,6 +7,8 @@ centred batch and one mean-correction row are stacked and decomposed again, keep
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 
 
@@ -48,11 +50,11 @@ class IncrementalPCA:
     """
 
     def __init__(self, n_components: int, svd: str = "full", lowrank_seed: int = 42) -> None:
-        if not isinstance(n_components, int) or n_components < 1:
+        if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral) or n_components < 1:
             raise ValueError(f"`n_components` must be a positive int, got {n_components!r}")
         if svd not in ("full", "lowrank"):
             raise ValueError(f"`svd` must be 'full' or 'lowrank', got {svd!r}")
-        self.n_components = n_components
+        self.n_components = int(n_components)
         self.svd = svd
         self.lowrank_seed = lowrank_seed
         self.n_samples_seen_ = 0
