@@ -216,3 +216,25 @@ def test_images_outside_minus_one_one_are_refused_by_name(data):
         warnings.simplefilter("error")
         assert torch.isfinite(rectified_flow_loss(model, batch, torch.Generator().manual_seed(0)))
         pipe(data.ref_views, data.model_image, data.mask, 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_loss_of_a_low_precision_model_and_psnr_of_low_precision_images(data, dtype):
+    # issue #59 probes: the loss of a bfloat16 / float16 model failed with "mat1 and mat2 must have the same dtype"
+    # (its noise and flow time are drawn in float32); float16 masked_psnr of a perfect prediction was inf, not 100
+    torch.manual_seed(0)
+    model = ShoeFitTransformer(**CFG, layered=True)
+    batch = {k: getattr(data, k) for k in ("target", "model_image", "mask", "ref_views")}
+    ref = rectified_flow_loss(model, batch, torch.Generator().manual_seed(0))
+    low = model.to(dtype)
+    for b in (batch, {k: v.to(dtype) for k, v in batch.items()}):
+        loss = rectified_flow_loss(low, b, torch.Generator().manual_seed(0))
+        assert loss.dtype == torch.float32 and abs(float(loss.detach()) - float(ref)) < 0.05 * float(ref)
+        loss.backward()
+        assert all(p.grad is None or torch.isfinite(p.grad.float()).all() for p in low.parameters())
+    gt = data.target.to(dtype)
+    assert torch.equal(masked_psnr(gt, gt, data.mask.to(dtype)), torch.full((4,), 100.0))
+    noise = torch.randn(data.target.shape, generator=torch.Generator().manual_seed(1))
+    noisy = (data.target + 0.1 * noise).clamp(-1, 1)
+    assert torch.allclose(masked_psnr(noisy.to(dtype), gt, data.mask), masked_psnr(noisy, data.target, data.mask),
+                          atol=0.3)

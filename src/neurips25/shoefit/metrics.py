@@ -41,7 +41,8 @@ def masked_psnr(pred: torch.Tensor, gt: torch.Tensor, mask: torch.Tensor, *,
     same images read in the wrong range shift every PSNR by 6 dB). ``gt`` outside the range is an error, and a
     ``gt`` with no value below the middle of a (-1, 1) range warns (it looks like [0, 1] data). The mask weighs
     pixels and must lie in [0, 1]; an image whose mask is all zero has no shoe to score and gets NaN (not a
-    perfect score). A perfect prediction is capped at 100 dB.
+    perfect score). A perfect prediction is capped at 100 dB. Computed in float32 at least (returned so): in
+    float16 the error of a near-perfect prediction underflows and its PSNR read inf.
     """
     _check(pred, gt, mask)
     _check_range(mask)
@@ -54,6 +55,8 @@ def masked_psnr(pred: torch.Tensor, gt: torch.Tensor, mask: torch.Tensor, *,
     if (lo, hi) == (-1.0, 1.0) and gt.numel() and gt.min() >= 0:
         warnings.warn("gt has no value below 0 although value_range is (-1, 1): if the images are in [0, 1], "
                       "pass value_range=(0, 1) (read as [-1, 1] their PSNR is 6 dB too high)", stacklevel=2)
+    work = torch.promote_types(torch.promote_types(pred.dtype, gt.dtype), torch.float32)  # float16 underflows
+    pred, gt, mask = pred.to(work), gt.to(work), mask.to(work)
     area = mask.sum((1, 2, 3))
     se = (((pred - gt) / (hi - lo)) ** 2 * mask).sum((1, 2, 3))
     mse = se / (3 * area).clamp_min(1e-12)

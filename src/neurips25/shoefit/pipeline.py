@@ -103,9 +103,13 @@ def rectified_flow_loss(transformer: ShoeFitTransformer, batch: dict, generator=
     refs = batch["ref_views"] if ref_views is None else ref_views
     _check_image_range({"batch['target']": x0, "batch['model_image']": batch["model_image"],
                         "batch['ref_views']" if ref_views is None else "ref_views": refs})
-    eps = torch.randn(x0.shape, generator=generator)
+    # the noise, the flow time and the loss in float32 (float64 for float64 data); the model reads its own dtype,
+    # so a bfloat16 / float16 transformer trains on float32 batches or batches in its dtype alike
+    work, dt = torch.promote_types(x0.dtype, torch.float32), transformer.dtype
+    x0, mask = x0.to(work), mask.to(work)
+    eps = torch.randn(x0.shape, generator=generator).to(work)
     t = torch.rand(x0.shape[0], generator=generator)
-    zt = (1 - t[:, None, None, None]) * x0 + t[:, None, None, None] * eps
-    v = transformer(zt, batch["model_image"], mask, refs, t)
+    zt = (1 - t[:, None, None, None].to(work)) * x0 + t[:, None, None, None].to(work) * eps
+    v = transformer(zt.to(dt), batch["model_image"].to(dt), mask.to(dt), refs.to(dt), t)
     w = mask + outside_weight * (1 - mask)
-    return (((v - (eps - x0)) ** 2) * w).sum() / (w.sum() * x0.shape[1])
+    return (((v.to(work) - (eps - x0)) ** 2) * w).sum() / (w.sum() * x0.shape[1])
