@@ -45,6 +45,11 @@ def _is_party_list(X) -> bool:
     return True
 
 
+def _widen_half(X):
+    """float16 -> float32 (exact): the parties hold their blocks as scipy.sparse matrices, which have no float16."""
+    return X.astype(np.float32) if getattr(X, "dtype", None) == np.float16 else X
+
+
 def _keep_constraint():
     return [
         Interval(numbers.Integral, 1, None, closed="left"),
@@ -100,7 +105,7 @@ class _BinaryScreener(SelectorMixin, BaseEstimator):
                 Xk = Xk if sp.issparse(Xk) else np.asarray(Xk)
                 if Xk.ndim != 2:
                     raise ValueError(f"`X[{k}]` must be 2-D, got shape {Xk.shape}")
-                parts.append(Xk)
+                parts.append(_widen_half(Xk))
             rows = {P.shape[0] for P in parts}
             if len(rows) != 1:
                 raise ValueError(f"every party block in `X` must have the same number of rows; got {sorted(rows)}")
@@ -110,6 +115,7 @@ class _BinaryScreener(SelectorMixin, BaseEstimator):
             self.n_features_in_ = int(bounds[-1])
             return parts, cols, y01
         X, _ = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype="numeric", y_numeric=False)
+        X = _widen_half(X)
         y01 = self._validate_y(y, X.shape[0])
         cols = self._party_columns(X.shape[1])
         Xc = X.tocsc() if sp.issparse(X) else X
