@@ -200,6 +200,8 @@ def test_limit_threads_restores_torch_and_blas():
 def test_runner_restores_a_leaked_thread_setting(tmp_path):
     import torch
 
+    outer = torch.get_num_threads()
+    torch.set_num_threads(2)  # the suite runs at one thread: start from another count so a leak of 1 shows
     before = torch.get_num_threads()
 
     @register("fake_leak", title="Fake method that leaks a thread setting")
@@ -211,7 +213,9 @@ def test_runner_restores_a_leaked_thread_setting(tmp_path):
         run_methods(["fake_leak"], scale="smoke", seed=0, out=tmp_path / "l", echo=lambda s: None)
     finally:
         unregister("fake_leak")
-    assert torch.get_num_threads() == before
+        after = torch.get_num_threads()
+        torch.set_num_threads(outer)
+    assert before == 2 and after == before
 
 
 def test_readme_table_rewritten_from_a_run(tmp_path):
