@@ -1,6 +1,7 @@
 """The time budget of the machinery: every implemented method's smoke reproduction, in ONE process (as
 ``neurips25 reproduce --scale smoke`` runs them), finishes within 5 minutes, and every result declares claim
-kinds with a headline claim. This tests the machinery (thread caps, no method leaking state into the next),
+kinds with a headline claim, every headline and supporting claim with its instance word, every verdict set by
+the machinery. This tests the machinery (thread caps, no method leaking state into the next),
 not a method's speed: a method whose smoke run is slow shows up here first."""
 
 import json
@@ -30,6 +31,11 @@ def test_every_smoke_reproduction_in_one_process_within_five_minutes(tmp_path):
         kinds = [c["kind"] for c in res["claims"]]
         assert kinds and set(kinds) <= {"headline", "supporting", "check"}, slug
         assert "headline" in kinds, f"{slug} declares no headline claim"
+        for c in res["claims"]:  # verdicts v4: every judged claim says what it was judged on (issue #58)
+            if c["kind"] != "check":
+                assert c.get("instance") in ("paper", "reduced", "stand-in"), (slug, c["id"])
+                assert c["instance"] != "stand-in" or c.get("instance_note"), (slug, c["id"])
+            assert c["decided_by"] == "machinery", (slug, c["id"])
         assert res["threads"]["torch"] in (None, 1), slug
         total += res["wall_s"]
     assert total < BUDGET_S, f"smoke reproductions took {total:.0f}s in all; the budget is {BUDGET_S}s"
