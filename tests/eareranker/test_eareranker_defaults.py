@@ -19,8 +19,10 @@ def test_early_stopping_never_keeps_a_checkpoint_inside_the_warmup():
     s = rng.uniform(0, 100, 256)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # noise: a collapse warning may fire
-        est = EARerankerEstimator(**TINY, max_steps=400, eval_every=10, n_iter_no_change=3, lr=1e-2).fit(Q, X, s)
-    warm = min(100, 400 // 10)
+        est = EARerankerEstimator(**TINY, max_steps=400, eval_every=10, n_iter_no_change=3, lr=1e-2,
+                                  batch_size=8).fit(Q, X, s)
+    warm = est.warmup_steps_
+    assert warm == min(100, 400 // 10, int(np.ceil(224 / 8)))  # 100 steps, a tenth of the budget, one epoch
     assert len(est.validation_curve_) > warm // 10  # it did evaluate inside the warm-up ...
     assert est.best_step_ > warm  # ... but kept a later checkpoint
 
@@ -62,3 +64,14 @@ def test_cross_encoder_precision_auto_falls_back_to_float32_where_bf16_is_slow(m
     assert _MixedPrecision(torch.nn.Linear(2, 1), "auto").on is True
     with pytest.raises(ValueError, match="`bf16` must be True, False or 'auto'"):
         _MixedPrecision(torch.nn.Linear(2, 1), "yes")
+
+
+def test_defaults_beat_the_raw_cosine_on_planted_data():
+    # planted adequacy at d = 384 (cosine + low-rank bilinear + document term), 1,500 training pairs: the old
+    # defaults (warm-up 100 steps, lr 2e-3, no similarity path) fell below the raw cosine here
+    q, x, s, oracle = planted_pairs(2500, 384, seed=0)
+    tr, te = slice(0, 1500), slice(1500, None)
+    est = EARerankerEstimator().fit(q[tr], x[tr], s[tr])
+    cos = spearman(np.sum(q[te] * x[te], 1), s[te])
+    assert spearman(est.predict_score(q[te], x[te]), s[te]) > cos + 0.005
+    assert est.best_step_ > est.warmup_steps_

@@ -35,7 +35,7 @@ from neurips25.eareranker.rubric import DEFAULT_EDGES, AdequacyRubric
 
 _CONFIG = "eareranker_config.json"
 _WEIGHTS = "model.safetensors"
-_FORMAT = "neurips25.eareranker/2"
+_FORMAT = "neurips25.eareranker/3"
 COLLAPSE_RATIO = 0.25  # fit warns when std(predicted score) < COLLAPSE_RATIO * std(target score)
 
 
@@ -52,6 +52,10 @@ class EARerankerEstimator(BaseEstimator):
         Decoder size (dropout 0 by default: early stopping regularises, and dropout costs a fifth of a step).
     interactions : bool, default True
         Expansion adds q*x and |q-x| segments.
+    similarity_path : bool, default True
+        A calibrated-cosine and linear path beside the decoder that both heads start from (see
+        :class:`~neurips25.eareranker.model.EAReranker`); the decoder learns the residual. Ignored by
+        ``architecture="mlp"``.
     architecture : {"decoder", "mlp"}, default "decoder"
         "mlp" swaps the decoder for :class:`~neurips25.eareranker.model.PairMLP` (the baseline).
     mlp_hidden : int, default 256
@@ -61,8 +65,8 @@ class EARerankerEstimator(BaseEstimator):
     beta, ordinal_weight, huber_weight : float
         :class:`BinAwareLoss` (``beta=0, ordinal_weight=0`` is plain cross-entropy).
     max_steps : int, default 3000
-        Training budget in optimisation steps (AdamW; linear warm-up over min(100, max_steps / 10) steps, then
-        a constant learning rate; early stopping usually ends training before the budget).
+        Training budget in optimisation steps (AdamW; linear warm-up over min(100, max_steps / 10, one epoch)
+        steps, then a constant learning rate; early stopping usually ends training before the budget).
     epochs : int, optional
         When set, the budget is ``epochs`` passes over the data instead of ``max_steps`` (the old form).
     early_stopping : bool, default True
@@ -84,7 +88,8 @@ class EARerankerEstimator(BaseEstimator):
     Attributes
     ----------
     model_ : nn.Module, rubric_ : AdequacyRubric, d_in_ : int, loss_curve_ : list of float (training loss per
-    evaluation interval), validation_curve_ : list of float, n_steps_ : int (steps taken), best_step_ : int
+    evaluation interval), validation_curve_ : list of float, n_steps_ : int (steps taken), best_step_ : int,
+    warmup_steps_ : int (no checkpoint is kept at or before it)
 
     Examples
     --------
@@ -99,10 +104,11 @@ class EARerankerEstimator(BaseEstimator):
 
     def __init__(self, n_chunks: int = 4, expansion: str = "lift", d_model: int = 64, n_layers: int = 2,
                  n_heads: int = 4, dim_feedforward: int = 128, dropout: float = 0.0, interactions: bool = True,
-                 architecture: str = "decoder", mlp_hidden: int = 256, bin_edges=DEFAULT_EDGES, beta: float = 0.5,
+                 similarity_path: bool = True, architecture: str = "decoder", mlp_hidden: int = 256,
+                 bin_edges=DEFAULT_EDGES, beta: float = 0.5,
                  ordinal_weight: float = 0.5, huber_weight: float = 1.0, max_steps: int = 3000, epochs=None,
                  early_stopping: bool = True, validation_fraction: float = 0.1, n_iter_no_change: int = 5,
-                 eval_every: int = 50, tol: float = 1e-3, batch_size: int = 128, lr: float = 2e-3,
+                 eval_every: int = 25, tol: float = 1e-3, batch_size: int = 128, lr: float = 5e-4,
                  weight_decay: float = 1e-2, seed: int = 0, encode_fn=None):
         self.n_chunks = n_chunks
         self.expansion = expansion
@@ -112,6 +118,7 @@ class EARerankerEstimator(BaseEstimator):
         self.dim_feedforward = dim_feedforward
         self.dropout = dropout
         self.interactions = interactions
+        self.similarity_path = similarity_path
         self.architecture = architecture
         self.mlp_hidden = mlp_hidden
         self.bin_edges = bin_edges
@@ -142,8 +149,12 @@ class EARerankerEstimator(BaseEstimator):
             raise ValueError(f"`expansion` must be 'lift' or 'chunk'; got {self.expansion!r}")
         if self.expansion == "chunk" and d_in % positive_int(self.n_chunks, "n_chunks"):
             raise ValueError(f"`n_chunks` must divide the embedding dimension d={d_in}; got n_chunks={self.n_chunks}")
+        if not isinstance(self.similarity_path, (bool, np.bool_)):
+            raise ValueError(f"`similarity_path` must be True or False; got {self.similarity_path!r}")
+        edges = getattr(self, "rubric_", None)
+        edges = edges.bin_edges if edges is not None and edges.n_bins == n_bins else None
         return EAReranker(d_in, self.n_chunks, self.d_model, self.n_layers, self.n_heads, self.dim_feedforward,
-                          self.dropout, n_bins, self.interactions, self.expansion)
+                          self.dropout, n_bins, self.interactions, self.expansion, bool(self.similarity_path), edges)
 
     def n_parameters(self, d_in: int, n_bins: int = 6) -> int:
         """Parameter count of the network these settings build for embeddings of dimension ``d_in``."""
@@ -227,8 +238,13 @@ class EARerankerEstimator(BaseEstimator):
                                self.huber_weight)
         opt = torch.optim.AdamW(self.model_.parameters(), lr=lr, weight_decay=wd)
         steps = self._budget(tr.size, bs)
-        warm = max(1, min(100, steps // 10))  # linear warm-up, then constant: early stopping decides the end
+        # linear warm-up over at most 100 steps, a tenth of the budget and one epoch, then constant: early stopping
+        # decides the end (a longer warm-up let a large-d model overfit before its first eligible checkpoint)
+        warm = max(1, min(100, steps // 10, int(np.ceil(tr.size / bs))))
         self.warmup_steps_ = warm
+        if isinstance(self.model_, EAReranker) and self.model_.similarity_path:
+            self.model_.calibrate_similarity(torch.from_numpy(q[tr]), torch.from_numpy(x[tr]),
+                                             torch.as_tensor(s[tr], dtype=torch.float32))
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: min(1.0, (i + 1) / warm))
         Q, X = torch.from_numpy(q), torch.from_numpy(x)
         S, B = torch.as_tensor(s, dtype=torch.float32), torch.as_tensor(bins, dtype=torch.long)
@@ -492,11 +508,13 @@ class EARerankerEstimator(BaseEstimator):
             raise FileNotFoundError(f"`path` must be a folder written by save() holding {_CONFIG} and {_WEIGHTS}; "
                                     f"got {str(path)!r}")
         cfg = json.loads((p / _CONFIG).read_text())
-        if cfg.get("format") not in (_FORMAT, "neurips25.eareranker/1"):
+        if cfg.get("format") not in (_FORMAT, "neurips25.eareranker/2", "neurips25.eareranker/1"):
             raise ValueError(f"{p / _CONFIG} is not an EAReranker config (format {cfg.get('format')!r})")
         params = dict(cfg["params"])
         if cfg["format"] == "neurips25.eareranker/1":  # written before the expansion modes: chunk layout
             params.setdefault("expansion", "chunk")
+        if cfg["format"] != _FORMAT:  # written before the similarity path (issue #59)
+            params.setdefault("similarity_path", False)
         enc_cfg = cfg.get("encoder")
         missing = None
         if encode_fn is None and enc_cfg is not None:
