@@ -87,8 +87,8 @@ def choose_cpu_dtype(requested: str = "auto"):
 
 def cpu_autocast_bf16(requested="auto") -> bool:
     """Whether to run under CPU bfloat16 autocast: ``True`` / ``False`` as given, ``"auto"`` as probed."""
-    if isinstance(requested, bool):
-        return requested
+    if isinstance(requested, bool) or type(requested).__name__ == "bool_":  # numpy's bool too
+        return bool(requested)
     if requested != "auto":
         raise ValueError(f"`bf16` must be True, False or 'auto'; got {requested!r}")
     import torch
