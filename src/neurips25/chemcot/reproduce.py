@@ -29,6 +29,7 @@ from neurips25.chemcot.oracles import QED, CrippenLogP, PenalizedLogP, sa_score
 from neurips25.chemcot.server import Noise, serve
 from neurips25.chemcot.solvers import IdentitySolver, RandomEditSolver, RuleBasedSolver
 from neurips25.chemcot.tasks import Item, item_from_record
+from neurips25.pretrained.precision import choose_cpu_dtype
 from neurips25.repro import Claim, Control, Criterion, Outcome, Precondition, Scale, register
 from neurips25.repro.claims import Figures, measure
 
@@ -64,7 +65,7 @@ class ChemcotConfig:
     lora_max_tokens: int   # the one decoding budget of all three c5 arms
     # SmolLM2 weights and activations for c4 / c5 (reconstructed: the model's own release is bfloat16; on this
     # CPU bfloat16 halves prefill, decode and LoRA steps against float32) and the micro-batch of the server
-    llm_dtype: str = "bfloat16"
+    llm_dtype: str = "auto"  # "auto": bfloat16 only where this CPU runs it faster than float32 (issue #64 probe)
     llm_batch: int = 16
 
     def __post_init__(self):
@@ -72,8 +73,8 @@ class ChemcotConfig:
             v = getattr(self, f.name)
             if f.type == "int" and (not isinstance(v, int) or v < 0):
                 raise ValueError(f"ChemcotConfig.{f.name} must be a non-negative integer; got {v!r}")
-        if self.llm_dtype not in ("float32", "bfloat16"):
-            raise ValueError(f"ChemcotConfig.llm_dtype must be 'float32' or 'bfloat16'; got {self.llm_dtype!r}")
+        if self.llm_dtype not in ("auto", "float32", "bfloat16"):
+            raise ValueError(f"ChemcotConfig.llm_dtype must be 'auto', 'float32' or 'bfloat16'; got {self.llm_dtype!r}")
         if self.llm_batch < 1:
             raise ValueError(f"ChemcotConfig.llm_batch must be a positive integer; got {self.llm_batch!r}")
 
@@ -571,14 +572,15 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
 
         llm_items = [it for s in sorted(by_sub) for it in by_sub[s][: cfg.llm_per_subtask]]
         lm, tok = load_smollm2(), load_smollm2_tokenizer()
-        lm = lm.to(getattr(torch, cfg.llm_dtype))
+        llm_dtype = str(choose_cpu_dtype(cfg.llm_dtype)).removeprefix("torch.")  # the probe's choice, recorded
+        lm = lm.to(getattr(torch, llm_dtype))
         responder = TransformersResponder(lm, tok, max_batch=cfg.llm_batch, default_max_tokens=cfg.llm_max_tokens)
         llm_report = _serve_eval(responder, llm_items, out / "smollm2_http.jsonl", retries=0, timeout=1800,
                                  workers=cfg.llm_batch, max_tokens=cfg.llm_max_tokens,
                                  model_name="SmolLM2-135M-Instruct")
         llm_name = "SmolLM2-135M-Instruct"
         llm_note = (f"{cfg.llm_per_subtask} items per subtask, greedy, max_tokens {cfg.llm_max_tokens}, "
-                    f"{cfg.llm_dtype}, served with micro-batches of up to {cfg.llm_batch}")
+                    f"{llm_dtype}, served with micro-batches of up to {cfg.llm_batch}")
     reports[llm_name] = llm_report
     lenient = llm_report.rescore("lenient")
     opt_llm = {p: {s: (round(r.subtasks[s]["mean_delta"], 4), round(r.subtasks[s]["success"], 3))
@@ -611,7 +613,7 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                 f"{cfg.lora_seeds} seeds; {cfg.lora_steps} LoRA steps (r=8, lr 2e-3, batch 4) on "
                 f"{d5['n_train_traces']} verified traces / the same answers without steps; {d5['n_heldout']} held-out "
                 f"editing items; all arms decoded greedily with max_tokens {cfg.lora_max_tokens}, "
-                f"{cfg.llm_dtype}"))
+                f"{llm_dtype}"))
         except Exception as err:  # noqa: BLE001 - recorded as unmeasured with the reason, the rest is kept
             c5.record(None, controls={"answer_only_lora": None}, unmeasured=f"{type(err).__name__}: {err}")
 

@@ -34,6 +34,7 @@ from neurips25.eareranker.encoders import HashedBowEncoder, MiniLMEncoder
 from neurips25.eareranker.estimator import EARerankerEstimator
 from neurips25.eareranker.loss import bin_weights
 from neurips25.eareranker.rubric import AdequacyRubric
+from neurips25.pretrained.precision import cpu_autocast_bf16
 from neurips25.repro import Claim, Control, Criterion, LocalContext, Outcome, Precondition, Scale, progress, register
 from neurips25.repro.claims import measure
 
@@ -61,7 +62,7 @@ class Config:
     ce_batch_size: int = 8  # 8 pairs a step: twice the updates per epoch of 16 at the same compute
     ce_lr: float = 1e-4
     ce_patience: int = 2  # v4: epochs without a validation improvement that stop (and "converge") the CE
-    ce_bf16: bool = True  # v4: the CE trains and scores in bf16 mixed precision (about 1.6x faster a step)
+    ce_bf16: bool | str = "auto"  # bf16 mixed precision only where this CPU runs it faster (issue #64 probe)
     ea_curve_pairs: tuple = ()  # extra EAReranker training-set sizes on the c3b test pairs (diagnosis, reported)
     eval_every: int = 25  # early stopping: validation loss every eval_every steps,
     n_iter_no_change: int = 4  # stop after this many evaluations without improvement (best weights kept)
@@ -461,17 +462,18 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
         return [data.queries[data.pair_query[i]] for i in idx], [data.docs[data.pair_doc[i]] for i in idx]
 
     t_ce = time.time()
+    ce_bf16 = cpu_autocast_bf16(cfg.ce_bf16)  # measured once per process, recorded in the details below
     # v4: to convergence = until ce_patience epochs pass without a validation improvement (best epoch kept), at
     # most ce_max_epochs; bf16 mixed precision pays for the extra epochs (validation and test scored the same way)
     ce = finetune_cross_encoder(*texts(shared), data.scores[shared], max_length=cfg.max_seq_length,
                                 epochs=cfg.ce_max_epochs, batch_size=cfg.ce_batch_size, lr=cfg.ce_lr,
-                                seed=seed, progress=progress, patience=cfg.ce_patience, bf16=cfg.ce_bf16,
+                                seed=seed, progress=progress, patience=cfg.ce_patience, bf16=ce_bf16,
                                 val_queries=texts(val_idx)[0], val_docs=texts(val_idx)[1],
                                 val_scores=data.scores[val_idx], val_groups=data.pair_query[val_idx])
     t_ce_train = time.time() - t_ce
     test_queries = np.unique(data.pair_query[te])[:cfg.ce_test_queries]
     sub = te & np.isin(data.pair_query, test_queries) & ~data.distractor  # own documents: what spearman_own reads
-    ce_score = 100 * cross_encoder_scores(ce, *texts(np.flatnonzero(sub)), batch_size=32, bf16=cfg.ce_bf16)
+    ce_score = 100 * cross_encoder_scores(ce, *texts(np.flatnonzero(sub)), batch_size=32, bf16=ce_bf16)
     t_ce = time.time() - t_ce
     g_sub, t_sub = data.pair_query[sub], data.scores[sub]
     rho_ce = M.spearman_within(ce_score, t_sub, g_sub)
@@ -499,7 +501,7 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
                  "validation_queries": sorted(int(v) for v in val_q), "validation_pairs": int(val_idx.size),
                  "cross_encoder": {"checkpoint": f"epoch {ce.best_epoch_}", "best_epoch": int(ce.best_epoch_),
                                    "n_checkpoints": len(ce.validation_curve_), "patience": cfg.ce_patience,
-                                   "max_epochs": cfg.ce_max_epochs, "bf16": cfg.ce_bf16,
+                                   "max_epochs": cfg.ce_max_epochs, "bf16": ce_bf16,
                                    "validation_curve": [float(v) for v in ce.validation_curve_]},
                  "eareranker": {"checkpoint": f"step {ea_sel.best_step_}", "best_step": int(ea_sel.best_step_),
                                 "n_checkpoints": len(ea_sel.validation_curve_),
@@ -515,7 +517,8 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
                  "cross_encoder_validation_bce_per_epoch": list(ce.validation_bce_),
                  "cross_encoder_best_epoch": ce.best_epoch_, "cross_encoder_converged": ce_conv,
                  "cross_encoder_epochs_run": len(ce.validation_curve_), "cross_encoder_patience": cfg.ce_patience,
-                 "cross_encoder_max_epochs": cfg.ce_max_epochs, "cross_encoder_bf16": cfg.ce_bf16,
+                 "cross_encoder_max_epochs": cfg.ce_max_epochs, "cross_encoder_bf16": ce_bf16,
+                 "cross_encoder_bf16_requested": cfg.ce_bf16,
                  "eareranker_learning_curve_spearman_own": curve, "shared_train_pairs": int(shared.size),
                  "test_pairs": int(sub.sum()), "test_queries": int(test_queries.size),
                  "eareranker_full_train_split_spearman_own": rho_full, "cosine_spearman_own": rho_cos,
@@ -524,7 +527,7 @@ def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
         note=f"both arms trained on the same {shared.size} pairs and their checkpoint chosen by the same rule: the "
              f"best spearman_own on the own documents of the same {val_q.size} validation queries ({val_idx.size} "
              f"pairs) (cross-encoder: MiniLM, max_length {cfg.max_seq_length}, batch {cfg.ce_batch_size}, lr "
-             f"{cfg.ce_lr:g}, {'bf16 mixed precision, ' if cfg.ce_bf16 else ''}checked every epoch until "
+             f"{cfg.ce_lr:g}, {'bf16 mixed precision, ' if ce_bf16 else ''}checked every epoch until "
              f"{cfg.ce_patience} epoch(s) without improvement, at most {cfg.ce_max_epochs}: "
              f"{len(ce.validation_curve_)} run, best epoch {ce.best_epoch_}; EAReranker over its whole budget: "
              f"c1's architecture, {cfg.max_steps} steps, checked every "
