@@ -9,6 +9,10 @@ downloaded at run time and shipped by no package. Offline, this module offers:
 - :func:`er_vs_ba`: Erdos-Renyi (class 0) vs Barabasi-Albert (class 1) graphs of equal density with
   the node degree as the only feature, mirroring how the paper treats social datasets (IMDB-B);
 - :func:`load_tudataset`: a reader of the TU text format for users who have the files on disk;
+- :func:`shipped_tudataset` / :func:`shipped_tu_root`: the two real TU sets that ``grakel`` 0.1.11 ships as
+  text under ``grakel/tests/data/`` (MUTAG, 188 molecules; Cuneiform, 267 signs), copied into a PyG-style
+  root ``<root>/<name>/raw/`` that both :func:`load_tudataset` and PyG's ``TUDataset(root, name)`` read
+  with no download;
 - :func:`pains_molecules` (needs RDKit): real NCI molecules shipped with RDKit, labelled by whether
   they match a PAINS substructure alert (derived labels, not a paper benchmark).
 
@@ -25,7 +29,10 @@ import networkx as nx
 import numpy as np
 
 __all__ = ["GraphSet", "ba_2motifs", "sbm_communities", "er_vs_ba", "load_tudataset", "degree_features",
-           "pains_molecules"]
+           "pains_molecules", "shipped_tudataset", "shipped_tu_root", "SHIPPED_TU"]
+
+#: TU datasets shipped as text by grakel 0.1.11 (``grakel/tests/data/<name>/``): name -> (graphs, classes)
+SHIPPED_TU: dict[str, tuple[int, int]] = {"MUTAG": (188, 2), "Cuneiform": (267, 30)}
 
 
 @dataclasses.dataclass
@@ -246,10 +253,12 @@ def _read_ints(path: Path, name: str, ncols: int | None = None) -> np.ndarray:
 def load_tudataset(root: str | Path, name: str) -> GraphSet:
     """Read a TUDataset from its text files, offline (nothing is downloaded).
 
-    Looks for ``<root>/<name>/<name>_A.txt`` (or ``<root>/<name>_A.txt``) with
-    ``_graph_indicator.txt`` and ``_graph_labels.txt``; optional ``_node_labels.txt`` (one-hot
-    encoded) and ``_node_attributes.txt`` (appended). Without either, the node degree is the only
-    feature, as for the social datasets. Node ids in ``_A.txt`` and graph ids are 1-based; self loops
+    Looks for ``<root>/<name>/<name>_A.txt``, ``<root>/<name>/raw/<name>_A.txt`` (PyG's ``TUDataset``
+    layout) or ``<root>/<name>_A.txt``, with ``_graph_indicator.txt`` and ``_graph_labels.txt``; optional
+    ``_node_labels.txt`` (each column one-hot encoded over the values it holds, columns concatenated, as
+    PyG does) and ``_node_attributes.txt`` (appended). Without either, the node degree is the only
+    feature, as for the social datasets. Edge labels and attributes are not read (the dense GCN has no
+    edge features). Node ids in ``_A.txt`` and graph ids are 1-based; self loops
     and duplicate edges are dropped, edges are symmetrised; labels are remapped to ``0..C-1``.
 
     Parameters
@@ -263,10 +272,16 @@ def load_tudataset(root: str | Path, name: str) -> GraphSet:
     -------
     GraphSet
     """
+    if not isinstance(root, (str, Path)):
+        raise TypeError(f"load_tudataset: `root` must be a str or Path, got {type(root).__name__}")
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name:
+        raise ValueError(f"load_tudataset: `name` must be a dataset name (the files' prefix), got {name!r}")
     root = Path(root)
-    folder = root / name if (root / name / f"{name}_A.txt").is_file() else root
-    if not (folder / f"{name}_A.txt").is_file():
-        raise FileNotFoundError(f"load_tudataset: no {name}_A.txt under {root} or {root / name}")
+    places = (root / name, root / name / "raw", root)
+    folder = next((p for p in places if (p / f"{name}_A.txt").is_file()), None)
+    if folder is None:
+        raise FileNotFoundError(f"load_tudataset: no {name}_A.txt under {root}, {root / name} or "
+                                f"{root / name / 'raw'}")
     f = lambda suffix: folder / f"{name}_{suffix}.txt"
     edges = _read_ints(f("A"), "edge list", 2).astype(np.int64)
     gid = _read_ints(f("graph_indicator"), "graph indicator", 1)[:, 0].astype(np.int64)
@@ -280,11 +295,12 @@ def load_tudataset(root: str | Path, name: str) -> GraphSet:
         raise ValueError(f"load_tudataset: node ids in {f('A')} must lie in 1..{n_nodes}")
     feats = []
     if f("node_labels").is_file():
-        nl = _read_ints(f("node_labels"), "node labels")[:, 0].astype(np.int64)
+        nl = _read_ints(f("node_labels"), "node labels").astype(np.int64)
         if len(nl) != n_nodes:
             raise ValueError(f"load_tudataset: {f('node_labels')} has {len(nl)} rows, expected {n_nodes}")
-        _, inv = np.unique(nl, return_inverse=True)
-        feats.append(np.eye(inv.max() + 1, dtype=np.float32)[inv])
+        for col in nl.T:  # Cuneiform has two label columns; each is one-hot encoded on its own
+            _, inv = np.unique(col, return_inverse=True)
+            feats.append(np.eye(inv.max() + 1, dtype=np.float32)[inv])
     if f("node_attributes").is_file():
         na = _read_ints(f("node_attributes"), "node attributes").astype(np.float32)
         if len(na) != n_nodes:
@@ -310,6 +326,78 @@ def load_tudataset(root: str | Path, name: str) -> GraphSet:
             xs.append(degree_features(a, "scalar"))
     _, labels = np.unique(glab, return_inverse=True)
     return GraphSet(adjs, xs, labels.astype(np.int64), name)
+
+
+def _shipped_folder(name: str) -> Path:
+    """grakel's folder of ``name``'s TU files, found without importing grakel (its import pulls scikit-learn
+    kernels); a clear error naming the extra when grakel is not installed."""
+    import importlib.util
+
+    if name not in SHIPPED_TU:
+        raise ValueError(f"`name` must be one of the TU sets grakel ships ({', '.join(SHIPPED_TU)}), got {name!r}")
+    spec = importlib.util.find_spec("grakel")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"the real {name} files ship with grakel 0.1.11, which is not installed; "
+                                  "install it with: pip install \"neurips25[graph]\" (or pip install grakel==0.1.11)")
+    folder = Path(next(iter(spec.submodule_search_locations))) / "tests" / "data" / name
+    if not (folder / f"{name}_A.txt").is_file():
+        raise FileNotFoundError(f"grakel is installed but {folder / (name + '_A.txt')} is missing; this reader "
+                                "expects grakel==0.1.11, which ships the TU files under grakel/tests/data/")
+    return folder
+
+
+def shipped_tu_root(root: str | Path, names=("MUTAG",)) -> Path:
+    """Copy the TU files grakel ships into ``<root>/<name>/raw/`` for each of ``names``; return ``root``.
+
+    The folder is PyG's ``TUDataset`` layout, so ``torch_geometric.datasets.TUDataset(root, "MUTAG")`` reads
+    it without downloading (it writes its ``processed/`` folder beside ``raw/``), and so does
+    :func:`load_tudataset`. Files already present with the same size are left as they are.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = shipped_tu_root(tempfile.mkdtemp(), ["MUTAG"])   # doctest: +SKIP
+    >>> TUDataset(root, "MUTAG")                                  # doctest: +SKIP
+    MUTAG(188)
+    """
+    import shutil
+
+    if not isinstance(root, (str, Path)):
+        raise TypeError(f"shipped_tu_root: `root` must be a str or Path, got {type(root).__name__}")
+    if isinstance(names, str):
+        names = [names]
+    root = Path(root)
+    for name in names:
+        src = _shipped_folder(name)
+        raw = root / name / "raw"
+        raw.mkdir(parents=True, exist_ok=True)
+        for path in sorted(src.glob(f"{name}_*.txt")):
+            dst = raw / path.name
+            if not (dst.is_file() and dst.stat().st_size == path.stat().st_size):
+                shutil.copyfile(path, dst)
+    return root
+
+
+def shipped_tudataset(name: str = "MUTAG", root: str | Path | None = None) -> GraphSet:
+    """A real TU dataset from the files grakel 0.1.11 ships, as a :class:`GraphSet`, offline.
+
+    ``name``: ``"MUTAG"`` (188 nitroaromatic compounds, mutagenic or not, 7 one-hot atom types; Debnath et
+    al. 1991) or ``"Cuneiform"`` (267 Hittite cuneiform signs, 30 classes; node features: two one-hot label
+    columns and 3 coordinates). The files are copied into ``<root>/<name>/raw/`` by :func:`shipped_tu_root`
+    (a temporary folder, removed afterwards, when ``root`` is None) and read by :func:`load_tudataset`.
+
+    Examples
+    --------
+    >>> ds = shipped_tudataset("MUTAG")           # doctest: +SKIP
+    >>> len(ds), ds.num_features, ds.num_classes  # doctest: +SKIP
+    (188, 7, 2)
+    """
+    import tempfile
+
+    if root is not None:
+        return load_tudataset(shipped_tu_root(root, [name]), name)
+    with tempfile.TemporaryDirectory(prefix="neurips25-tu-") as tmp:
+        return load_tudataset(shipped_tu_root(tmp, [name]), name)
 
 
 def pains_molecules(num_graphs: int | None = 1000, max_atoms: int = 40, max_molecules: int | None = None,

@@ -1,0 +1,97 @@
+"""RS-Pool's MUTAG claims alone (c2_mutag, c3_mutag; issue #61), one run seed at a time, at any scale.
+
+``neurips25 reproduce rspool --scale paper`` runs every claim, and its generated-set part (5 seeds x 1,000
+graphs x 4 data sets) costs about 35 CPU minutes a seed. This entry point runs only the MUTAG part with the
+reproduction's own code and settings (:data:`reproduce.SCALES`, :func:`reproduce.run_tu`,
+:func:`reproduce.record_tu`) and the claims :func:`reproduce.declare_claims` declares, so the verdicts are set
+by the machinery exactly as in the full run; each run seed is written to ``<out>/seed_<s>.json`` as soon as it
+finishes, and ``<out>/summary.json`` combines the finished seeds (``repro.aggregate.combine_claims``: seeds
+that disagree make a claim *unstable*).
+
+    OMP_NUM_THREADS=1 python -m neurips25.rspool.tu_run --scale paper --seeds 0 1 --out runs/rspool-mutag-paper
+
+A seed whose JSON exists is skipped unless ``--rerun``; ``--summarise`` only combines what is there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import time
+from pathlib import Path
+
+from neurips25.repro import Outcome, Scale, seed_everything, thread_cap
+from neurips25.repro.aggregate import combine_claims
+from neurips25.repro.claims import jsonable, validate_outcome
+from neurips25.rspool.reproduce import SCALES, declare_claims, record_tu, run_tu
+
+TU_CLAIMS = ("c2_mutag", "c3_mutag")
+
+
+def run_seed(scale, seed: int, log=print) -> dict:
+    """The MUTAG claims for run seed ``seed`` at ``scale``: claims (judged by the machinery), the per-fold
+    results, the config, and the CPU and wall seconds of this seed (one torch / BLAS thread)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"`seed` must be an int >= 0, got {seed!r}")
+    scale = Scale.parse(scale)
+    cfg = SCALES[scale]
+    claims = {c.id: c for c in declare_claims(scale) if c.id in TU_CLAIMS}
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    with thread_cap(1, import_torch=True):
+        seed_everything(seed)
+        tu = run_tu(cfg, seed, log=log)
+        table, _ = record_tu(claims, tu, cfg)
+    outcome = Outcome([claims[c] for c in TU_CLAIMS])
+    validate_outcome(outcome, hand_verdicts_allowed=False)
+    return {"scale": str(scale), "seed": seed, "config": dataclasses.asdict(cfg),
+            "claims": [c.to_dict() for c in outcome.claims], "table": table, "tu": jsonable(tu),
+            "cpu_s": time.process_time() - cpu0, "wall_s": time.perf_counter() - wall0,
+            "load_avg_end": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
+
+
+def summarise(per_seed: list[dict]) -> dict:
+    """The claims combined over the finished seeds, with each seed's times."""
+    if not per_seed:
+        raise ValueError("`per_seed` must hold at least one seed's results")
+    per_seed = sorted(per_seed, key=lambda r: r["seed"])
+    return {"seeds": [r["seed"] for r in per_seed], "scale": per_seed[0]["scale"],
+            "claims": combine_claims({r["seed"]: r["claims"] for r in per_seed}),
+            "cpu_s_per_seed": [r["cpu_s"] for r in per_seed], "wall_s_per_seed": [r["wall_s"] for r in per_seed]}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", default="paper", choices=[s.value for s in Scale])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--out", type=Path, required=True, help="folder for seed_<s>.json and summary.json")
+    ap.add_argument("--rerun", action="store_true", help="run seeds whose JSON already exists again")
+    ap.add_argument("--summarise", action="store_true", help="only combine the seeds already in --out")
+    args = ap.parse_args(argv)
+    if len(set(args.seeds)) != len(args.seeds) or min(args.seeds) < 0:
+        raise SystemExit(f"--seeds must be distinct ints >= 0, got {args.seeds}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    for s in ([] if args.summarise else args.seeds):
+        path = args.out / f"seed_{s}.json"
+        if path.exists() and not args.rerun:
+            print(f"seed {s}: {path} exists, skipped", flush=True)
+            continue
+        res = run_seed(args.scale, s, log=lambda line: print(line, flush=True))
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(res))
+        tmp.replace(path)
+        print(f"seed {s} written: {res['cpu_s']:.0f} s CPU, {res['wall_s']:.0f} s wall; " + "; ".join(
+            f"{c['id']}: {c['verdict']} ({c['summary']})" for c in res["claims"]), flush=True)
+    per_seed = [json.loads(p.read_text()) for p in sorted(args.out.glob("seed_*.json"))]
+    per_seed = [r for r in per_seed if r["scale"] == args.scale and r["seed"] in args.seeds]
+    if not per_seed:
+        raise SystemExit(f"no finished seed of {args.seeds} in {args.out}")
+    summary = summarise(per_seed)
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    for c in summary["claims"]:
+        print(f"{c['id']} ({args.scale}, seeds {summary['seeds']}): {c['verdict']}; {c['summary']}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
