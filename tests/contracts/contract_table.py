@@ -111,6 +111,31 @@ def counts(table: list[Row]) -> dict[str, int]:
     return out
 
 
+BUDGET = pathlib.Path(__file__).with_name("test_budget.json")
+
+
+def budget_lines() -> list[str]:
+    """The suite's CPU budget per test folder, from benchmarks/test_budget.py's last measurement."""
+    import json
+
+    if not BUDGET.is_file():
+        return []
+    data = json.loads(BUDGET.read_text())
+    rows = data.get("folders", {})
+    total = sum(r["cpu_s"] for r in rows.values())
+    out = ["", "## Suite CPU budget", "",
+           f"Every test folder runs torch at one thread (one autouse fixture, `tests/conftest.py`) and stays under "
+           f"{data.get('budget_cpu_s', 60):g} s of CPU. Measured by `python benchmarks/test_budget.py` (one pytest "
+           f"process per folder, CPU = user + system of the child) at {data.get('measured_at', '?')} on "
+           f"{data.get('cpus', '?')} CPUs; the load average around each folder is beside it (above 1 on a 2-core "
+           f"machine, the wall is an upper bound). Total: {total:.0f} s CPU.", "",
+           "| folder | CPU (s) | wall (s) | load start -> end | result |", "|---|---|---|---|---|"]
+    for name, r in sorted(rows.items(), key=lambda kv: -kv[1]["cpu_s"]):
+        out.append(f"| {name} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | {r['load_start']:.1f} -> "
+                   f"{r['load_end']:.1f} | {r['result']} |")
+    return out
+
+
 def render(table: list[Row] | None = None) -> str:
     table = rows() if table is None else table
     c = counts(table)
@@ -153,6 +178,7 @@ def render(table: list[Row] | None = None) -> str:
         lines += ["", f"## {comp}", "", "| ecosystem | contract | result |", "|---|---|---|"]
         for r in sub:
             lines.append(f"| {r.ecosystem} | {_cell(r.contract)} | {_cell(r.result)} |")
+    lines += budget_lines()
     return "\n".join(lines) + "\n"
 
 
