@@ -179,7 +179,8 @@ def _image_range(tmp_path):
     m = _shoefit_model()
     z, image, mask, refs, _ = _shoefit_inputs()
     batch = {"target": image, "model_image": image * (1 - mask), "mask": mask, "ref_views": refs}
-    with pytest.raises(ValueError, match=r"batch\['target'\] must hold images in \[-1, 1\].*got values in \[[0-9.]+, 2"):
+    expected = r"batch\['target'\] must hold images in \[-1, 1\].*got values in \[[0-9.]+, 2"
+    with pytest.raises(ValueError, match=expected):
         rectified_flow_loss(m, {**batch, "target": (image + 1) * 127.5})
     pipe = ShoeFitPipeline(m, FlowMatchEulerDiscreteScheduler())
     with pytest.raises(ValueError, match=r"^ref_views must hold images in \[-1, 1\]"):

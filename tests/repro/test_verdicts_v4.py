@@ -243,14 +243,31 @@ def test_claims_check_passes_on_the_committed_tree():
     assert out.returncode == 0, out.stderr[-3000:]
 
 
-def test_claims_check_names_an_edited_criterion(tmp_path, monkeypatch):
+def test_claims_check_names_an_edited_criterion(tmp_path, monkeypatch, capsys):
     """Editing one criterion without the ledger makes --check fail and name the claim."""
     data = ledger.load()
-    cid = next(iter(data["claims"]))
+    cid = "dbcare/c2_uniform_mi"
     data["claims"][cid]["current"]["criterion"] += " (edited)"
     fake = tmp_path / "criteria_ledger.json"
     fake.write_text(json.dumps(data))
     monkeypatch.setattr(ledger, "LEDGER_PATH", fake)
     from neurips25.cli import main
 
-    assert main(["claims", "--check", cid.split("/")[0]]) == 1
+    assert main(["claims", "--check", "dbcare"]) == 1
+    assert cid in capsys.readouterr().err  # the claim is named
+
+
+def test_undecided_negative_control_does_not_pass_but_unmeasured_is_inconclusive():
+    """An interval criterion: a null negative control's interval straddles the bar (undecided) - it has not met
+    the bar, so it fails as it must; a negative whose figure is NaN could not be measured: inconclusive."""
+    crit = Criterion.interval("lo", "hi", 0.0)
+    c = claim(crit).record({"lo": 0.1, "hi": 0.3}, controls={"trivial": {"lo": -0.1, "hi": 0.1}})
+    assert c.verdict is Verdict.REPRODUCED
+    row = c.control_results[0]
+    assert row["outcome"] == "undecided" and row["passes"] is False and row["as_expected"] is True
+    validate_outcome(Outcome([c]), hand_verdicts_allowed=False)
+    c2 = claim(crit).record({"lo": 0.1, "hi": 0.3}, controls={"trivial": {"lo": float("nan"), "hi": 0.1}})
+    assert c2.verdict is Verdict.INCONCLUSIVE and "could not be measured" in c2.reason
+    c3 = claim(crit, controls=(NEG, POS)).record({"lo": 0.1, "hi": 0.3}, controls={
+        "trivial": {"lo": -0.1, "hi": -0.05}, "oracle": {"lo": -0.1, "hi": 0.4}})
+    assert c3.verdict is Verdict.INCONCLUSIVE and "does not pass" in c3.reason

@@ -244,19 +244,33 @@ def measure(fn: Callable[..., Mapping[str, Any]], *args: Any, **kwargs: Any) -> 
     return Figures(out, provenance=f"ran {name} in this run, {dt:.2f} s")
 
 
-def _judge(rule: Callable[[Mapping[str, Any]], Any], figures: Mapping[str, Any] | None, what: str) -> bool | None:
-    """Apply a rule to a figures view: ``Unmeasured`` -> None; anything but bool / None -> TypeError."""
+def _outcome(rule: Callable[[Mapping[str, Any]], Any], figures: Mapping[str, Any] | None, what: str) -> str:
+    """Apply a rule to a figures view: ``"pass"``, ``"fail"``, ``"undecided"`` (the rule answered None: an
+    interval that straddles the bar) or ``"unmeasured"`` (no figures, or a missing / non-finite figure read)."""
     if figures is None:
-        return None
+        return "unmeasured"
     try:
         out = rule(figures if isinstance(figures, Figures) else Figures(figures))
     except Unmeasured:
-        return None
+        return "unmeasured"
     if out is None:
-        return None
+        return "undecided"
     if isinstance(out, (bool, numbers.Integral)) or (hasattr(out, "item") and hasattr(out, "dtype")):
-        return bool(out)
+        return "pass" if bool(out) else "fail"
     raise TypeError(f"{what} returned {type(out).__name__}; expected bool or None")
+
+
+def _judge(rule: Callable[[Mapping[str, Any]], Any], figures: Mapping[str, Any] | None, what: str) -> bool | None:
+    """:func:`_outcome` as True / False / None (undecided and unmeasured alike)."""
+    out = _outcome(rule, figures, what)
+    return True if out == "pass" else False if out == "fail" else None
+
+
+def _control_state(outcome: str) -> bool | None:
+    """A control's outcome as :func:`decide` reads it: an undecided control does not pass (a negative that cannot
+    be shown to meet the bar has not met it; a positive that cannot be shown to meet it has not shown the instance
+    can); only an unmeasured control is None ("could not be measured")."""
+    return True if outcome == "pass" else None if outcome == "unmeasured" else False
 
 
 def _raw(figures: Mapping[str, Any] | None) -> dict | None:
@@ -391,6 +405,10 @@ class Criterion:
     def __call__(self, figures: Mapping[str, Any] | None) -> bool | None:
         return _judge(self.rule, figures, f"criterion {self.text!r}")
 
+    def outcome(self, figures: Mapping[str, Any] | None) -> str:
+        """``"pass"``, ``"fail"``, ``"undecided"`` (the rule could not decide) or ``"unmeasured"``."""
+        return _outcome(self.rule, figures, f"criterion {self.text!r}")
+
 
 def _real(x: Any, name: str) -> float:
     if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(float(x)):
@@ -452,7 +470,9 @@ def decide(method: bool | None, negatives: Mapping[str, bool | None] | None = No
            no_positive_control: str = "") -> tuple[Verdict, str]:
     """The verdict rule, from the criterion's outcome on the method and on each control.
 
-    Returns ``(verdict, reason)``. ``None`` anywhere means that figure could not be measured.
+    Returns ``(verdict, reason)``. ``None`` anywhere means that figure could not be measured (for the method,
+    also that its measurement could not decide); a control whose rule could not decide is handed in as not
+    passing (:func:`_control_state`).
     """
     negatives, positives, preconditions = dict(negatives or {}), dict(positives or {}), dict(preconditions or {})
     if method is None:
@@ -467,7 +487,7 @@ def decide(method: bool | None, negatives: Mapping[str, bool | None] | None = No
     pos_bad = [n for n, ok in positives.items() if ok is not True]
     if pos_bad:
         return Verdict.INCONCLUSIVE, ("the instance cannot show the effect: positive control "
-                                      + ", ".join(pos_bad) + " fails the criterion")
+                                      + ", ".join(pos_bad) + " does not pass the criterion")
     neg_unmeasured = [n for n, ok in negatives.items() if ok is None]
     if neg_unmeasured:
         return Verdict.INCONCLUSIVE, "negative control " + ", ".join(neg_unmeasured) + " could not be measured"
@@ -667,7 +687,8 @@ class Claim:
         results, neg, pos = [], {}, {}
         for name, ctl in declared.items():
             figs = raw_controls[name]
-            ok = self._rule(figs)
+            state = self._rule.outcome(figs)
+            ok = _control_state(state)
             (neg if ctl.role == "negative" else pos)[name] = ok
             key_value = None if figs is None else self._key_figure(figs)
             prov = ("not measured" if figs is None
@@ -677,7 +698,7 @@ class Claim:
             elif key_value is not None and m_key is not None and jsonable(key_value) == jsonable(m_key):
                 prov += "; its key figure equals the method's"
             results.append({"name": name, "role": ctl.role, "description": ctl.description,
-                            "key_value": jsonable(key_value), "passes": ok,
+                            "key_value": jsonable(key_value), "passes": ok, "outcome": state,
                             "expected": "fail" if ctl.role == "negative" else "pass",
                             "as_expected": None if ok is None else (ok is (ctl.role == "positive")),
                             "provenance": prov})
@@ -717,8 +738,8 @@ class Claim:
         mark = "passes" if m_pass else ("fails" if m_pass is False else "undecided")
         parts = [f"{self.key} {format_number(key_value)} ({mark}; needs {self.threshold or self.criterion})"]
         for r in results:
-            state = ("not measured" if r["passes"] is None and r["provenance"] == "not measured"
-                     else "undecided" if r["passes"] is None else "passes" if r["passes"] else "fails")
+            state = {"unmeasured": "not measured", "undecided": "undecided: does not pass",
+                     "pass": "passes", "fail": "fails"}.get(r.get("outcome"), "passes" if r["passes"] else "fails")
             ok = "" if r["as_expected"] is None else (", as it must" if r["as_expected"] else ", UNEXPECTED")
             parts.append(f"{r['role']} {r['name']} {format_number(r['key_value'])} ({state}{ok})")
         return "; ".join(parts)
@@ -735,7 +756,7 @@ class Claim:
         method, controls = self._figures
         neg, pos = {}, {}
         for c in self.controls:
-            (neg if c.role == "negative" else pos)[c.name] = self._rule(controls.get(c.name))
+            (neg if c.role == "negative" else pos)[c.name] = _control_state(self._rule.outcome(controls.get(c.name)))
         pre = {p.text: (p(method) if method is not None else None) for p in self.preconditions}
         return decide(self._rule(method), neg, pos, pre, self.no_positive_control)
 

@@ -87,7 +87,8 @@ def fingerprint(claim) -> dict:
     }
 
 
-def load(path: Path = LEDGER_PATH) -> dict:
+def load(path: Path | None = None) -> dict:
+    path = LEDGER_PATH if path is None else Path(path)
     if not path.is_file():
         return {"version": 1, "claims": {}}
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -96,9 +97,10 @@ def load(path: Path = LEDGER_PATH) -> dict:
     return data
 
 
-def save(data: dict, path: Path = LEDGER_PATH) -> None:
+def save(data: dict, path: Path | None = None) -> None:
     from neurips25.repro.store import atomic_write_text
 
+    path = LEDGER_PATH if path is None else Path(path)
     atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
 

@@ -19,7 +19,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "core": (),
     "torch": ("torch",),
-    "graph": ("torch", "torch_geometric"),
+    "graph": ("torch", "torch_geometric", "grakel"),
     "lm": ("torch", "transformers", "peft", "sentence_transformers"),
     "chem": ("rdkit",),
     "genomics": ("torch", "msprime", "bed_reader"),

@@ -75,7 +75,7 @@ def key_text(claim: dict) -> str:
 def _control_mark(r: dict) -> str:
     if r.get("passes") is None:
         return "not measured"
-    verb = "passes" if r["passes"] else "fails"
+    verb = "passes" if r["passes"] else ("undecided: does not pass" if r.get("outcome") == "undecided" else "fails")
     return f"{verb}, as it must" if r.get("as_expected") else f"{verb}: UNEXPECTED (must {r.get('expected')})"
 
 
