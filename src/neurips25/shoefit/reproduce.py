@@ -341,14 +341,20 @@ def ids_collapsed_figures(model, test, sample_steps, seed, pb) -> dict:
 
 
 def cache_figures(model, sub, sample_steps, seed) -> dict:
-    """c5: cached vs recomputed reference stream, the largest difference and the speed-up."""
-    t0 = time.perf_counter()
-    cached = sample(model, sub, 4, sample_steps, seed, cache=True)
-    t1 = time.perf_counter()
-    fresh = sample(model, sub, 4, sample_steps, seed, cache=False)
-    t2 = time.perf_counter()
-    return {"max_abs_diff": float((cached - fresh).abs().max()), "speedup": (t2 - t1) / (t1 - t0),
-            "t_cached_s": t1 - t0, "t_recomputed_s": t2 - t1}
+    """c5: cached vs recomputed reference stream, the largest difference and the speed-up.
+
+    The two are timed interleaved, three times each, and the fastest of each is kept: one timing of each on a
+    loaded 2-core machine could read a speed-up below 1 from another job's burst (seen in a smoke test)."""
+    times: dict[bool, list[float]] = {True: [], False: []}
+    out = {}
+    for _ in range(3):
+        for cache in (True, False):
+            t0 = time.perf_counter()
+            out[cache] = sample(model, sub, 4, sample_steps, seed, cache=cache)
+            times[cache].append(time.perf_counter() - t0)
+    t_cached, t_fresh = min(times[True]), min(times[False])
+    return {"max_abs_diff": float((out[True] - out[False]).abs().max()), "speedup": t_fresh / t_cached,
+            "t_cached_s": t_cached, "t_recomputed_s": t_fresh}
 
 
 def two_way_figures(model, sub, sample_steps, seed) -> dict:
