@@ -18,6 +18,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -39,12 +40,12 @@ def measure(folder: str) -> dict:
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
     env = dict(os.environ, NEURIPS25_REQUIRE_ALL="1")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/{folder}"],
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"tests/{folder}"],
                           cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    tail = [ln for ln in proc.stdout.splitlines() if " passed" in ln or " failed" in ln or " error" in ln]
+    tail = [ln for ln in proc.stdout.splitlines() if re.match(r"^=* ?\d+ (passed|failed)", ln)]
     return {"cpu_s": round(cpu, 1), "wall_s": round(wall, 1), "exit_code": proc.returncode,
             "result": tail[-1].strip("= ") if tail else "", "load_start": round(load0, 2),
             "load_end": round(os.getloadavg()[0], 2)}

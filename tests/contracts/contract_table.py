@@ -129,10 +129,11 @@ def budget_lines() -> list[str]:
            f"process per folder, CPU = user + system of the child) at {data.get('measured_at', '?')} on "
            f"{data.get('cpus', '?')} CPUs; the load average around each folder is beside it (above 1 on a 2-core "
            f"machine, the wall is an upper bound). Total: {total:.0f} s CPU.", "",
-           "| folder | CPU (s) | wall (s) | load start -> end | result |", "|---|---|---|---|---|"]
+           "| folder | CPU (s) | wall (s) | load start -> end | exit |", "|---|---|---|---|---|"]
     for name, r in sorted(rows.items(), key=lambda kv: -kv[1]["cpu_s"]):
+        status = "passed" if r["exit_code"] == 0 else f"FAILED (exit {r['exit_code']})"
         out.append(f"| {name} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | {r['load_start']:.1f} -> "
-                   f"{r['load_end']:.1f} | {r['result']} |")
+                   f"{r['load_end']:.1f} | {status} |")
     return out
 
 
