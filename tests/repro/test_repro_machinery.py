@@ -235,3 +235,21 @@ def test_readme_table_rewritten_from_a_run(tmp_path):
     row = next(line for line in text.splitlines() if line.startswith("| dbcare "))
     assert "| not reproduced | headline: not reproduced; checks 1/1 | 61 / 58 | 240 |" in row
     assert "| shoefit " in text  # every method gets a row, run or not
+
+
+def test_run_missing_seeds_resumes_and_writes_each_seed(tmp_path):
+    from neurips25.repro.store import read_seed_results, run_missing_seeds
+
+    calls, lines = [], []
+
+    def one(s):
+        calls.append(s)
+        return {"seed": s, "cpu_s": 1.0, "wall_s": 2.0}
+
+    run_missing_seeds(tmp_path, [0, 1], one, echo=lines.append)
+    run_missing_seeds(tmp_path, [0, 1, 2], one, describe=lambda r: f"s={r['seed']}", echo=lines.append)
+    assert calls == [0, 1, 2]  # 0 and 1 were on disk the second time
+    assert [r["seed"] for r in read_seed_results(tmp_path)] == [0, 1, 2]
+    assert any("exists, skipped" in ln for ln in lines) and lines[-1].endswith("; s=2")
+    run_missing_seeds(tmp_path, [1], one, rerun=True, echo=lines.append)
+    assert calls[-1] == 1

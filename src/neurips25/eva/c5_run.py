@@ -30,6 +30,7 @@ import numpy as np
 from neurips25.eva.reproduce import LM_SCALES, _causal_lm, _lm_passes, _lm_window, c5_figures, claim_c5
 from neurips25.repro import Scale
 from neurips25.repro.intervals import mean_interval
+from neurips25.repro.store import read_seed_results, run_missing_seeds
 
 
 def run_seed(scale, seed: int) -> dict:
@@ -127,16 +128,9 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if len(set(args.seeds)) != len(args.seeds):
         raise SystemExit(f"--seeds must be distinct, got {args.seeds}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    for s in ([] if args.summarise else args.seeds):
-        path = args.out / f"seed_{s}.json"
-        if path.exists() and not args.rerun:
-            print(f"seed {s}: {path} exists, skipped", flush=True)
-            continue
-        res = run_seed(args.scale, s)
-        path.write_text(json.dumps(res))
-        print(f"seed {s} written: {res['cpu_s']:.0f} s CPU, {res['wall_s']:.0f} s wall", flush=True)
-    per_seed = [json.loads(p.read_text()) for p in sorted(args.out.glob("seed_*.json"))]
+    run_missing_seeds(args.out, [] if args.summarise else args.seeds, lambda s: run_seed(args.scale, s),
+                      rerun=args.rerun, echo=lambda line: print(line, flush=True))
+    per_seed = read_seed_results(args.out)
     per_seed = [r for r in per_seed if r["config"]["model"] == dataclasses.asdict(
         LM_SCALES[Scale.parse(args.scale)])["model"] and r["seed"] in args.seeds]
     if not per_seed:

@@ -27,6 +27,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -323,3 +324,26 @@ def latest_results(runs_root: str | os.PathLike = "runs") -> dict[str, dict]:
         except (OSError, ValueError):
             continue
     return {k: v for k, (_, v) in newest.items()}
+
+
+def run_missing_seeds(out: Path, seeds, run_seed: Callable[[int], dict], *, rerun: bool = False,
+                      describe: Callable[[dict], str] | None = None, echo: Callable[[str], None] = print) -> None:
+    """A single-claim driver's resumable loop: ``run_seed(s)`` for each seed whose ``out/seed_<s>.json`` is not
+    there yet (every seed with ``rerun``), each result written atomically as soon as it is done, so a killed driver
+    loses at most the seed it was running. ``describe(result)`` adds words to the "written" line."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for s in seeds:
+        path = out / f"seed_{s}.json"
+        if path.exists() and not rerun:
+            echo(f"seed {s}: {path} exists, skipped")
+            continue
+        res = run_seed(s)
+        atomic_write_text(path, json.dumps(res))
+        extra = f"; {describe(res)}" if describe is not None else ""
+        echo(f"seed {s} written: {res['cpu_s']:.0f} s CPU, {res['wall_s']:.0f} s wall{extra}")
+
+
+def read_seed_results(out: Path) -> list[dict]:
+    """Every ``seed_<s>.json`` in ``out`` written by :func:`run_missing_seeds`, in file-name order."""
+    return [json.loads(p.read_text()) for p in sorted(Path(out).glob("seed_*.json"))]

@@ -25,6 +25,7 @@ from pathlib import Path
 from neurips25.repro import Outcome, Scale, seed_everything, thread_cap
 from neurips25.repro.aggregate import combine_claims
 from neurips25.repro.claims import jsonable, validate_outcome
+from neurips25.repro.store import read_seed_results, run_missing_seeds
 from neurips25.rspool.reproduce import SCALES, declare_claims, record_tu, run_tu
 
 TU_CLAIMS = ("c2_mutag", "c3_mutag")
@@ -71,19 +72,12 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if len(set(args.seeds)) != len(args.seeds) or min(args.seeds) < 0:
         raise SystemExit(f"--seeds must be distinct ints >= 0, got {args.seeds}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    for s in ([] if args.summarise else args.seeds):
-        path = args.out / f"seed_{s}.json"
-        if path.exists() and not args.rerun:
-            print(f"seed {s}: {path} exists, skipped", flush=True)
-            continue
-        res = run_seed(args.scale, s, log=lambda line: print(line, flush=True))
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(res))
-        tmp.replace(path)
-        print(f"seed {s} written: {res['cpu_s']:.0f} s CPU, {res['wall_s']:.0f} s wall; " + "; ".join(
-            f"{c['id']}: {c['verdict']} ({c['summary']})" for c in res["claims"]), flush=True)
-    per_seed = [json.loads(p.read_text()) for p in sorted(args.out.glob("seed_*.json"))]
+    run_missing_seeds(args.out, [] if args.summarise else args.seeds,
+                      lambda s: run_seed(args.scale, s, log=lambda line: print(line, flush=True)), rerun=args.rerun,
+                      describe=lambda res: "; ".join(f"{c['id']}: {c['verdict']} ({c['summary']})"
+                                                     for c in res["claims"]),
+                      echo=lambda line: print(line, flush=True))
+    per_seed = read_seed_results(args.out)
     per_seed = [r for r in per_seed if r["scale"] == args.scale and r["seed"] in args.seeds]
     if not per_seed:
         raise SystemExit(f"no finished seed of {args.seeds} in {args.out}")
