@@ -72,6 +72,8 @@ class DigitTupleDataset(torch.utils.data.Dataset):
     n_train, seed : int
         Size of the training part and seed of the split and the draws.
 
+    Notes
+    -----
     Items are ``(images [n, 64], sum, digits [n])``; :attr:`images` and :attr:`index` expose the bank.
 
     Examples

@@ -192,6 +192,8 @@ class TransversalMatroid(Matroid):
     agents : iterable
         The agent side (the ground set); every other node is a resource.
 
+    Notes
+    -----
     Rank uses Hopcroft-Karp (``scipy.sparse.csgraph.maximum_bipartite_matching``) on the agents' rows.
     """
 

@@ -71,6 +71,8 @@ class LatentDiT(nn.Module):
     patch : int, default 2
         Each token holds a ``patch x patch`` block of one plane (``r`` must be divisible by it).
 
+    Notes
+    -----
     Shapes: ``z`` (B, 3, r, r, c), ``t`` (B,) -> (B, 3, r, r, c).
     """
 
@@ -184,6 +186,8 @@ class ObjectiveGuidedSampler:
     scaling : {"tweedie", "raw"}, default "tweedie"
         How the gradient is weighted per timestep (see the module docstring).
 
+    Notes
+    -----
     Samples come in the DiT's dtype (that of its first parameter or buffer; float32 if it has none) unless
     ``sample(dtype=...)`` says otherwise.
 

@@ -64,6 +64,8 @@ class EpsMLP(nn.Module):
     t_dim : int
         Width of the sinusoidal step embedding.
 
+    Notes
+    -----
     Shapes: ``x`` (n, d), ``t`` (n,) int -> (n, d).
 
     Examples

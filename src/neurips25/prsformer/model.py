@@ -73,6 +73,8 @@ class TokenEmbedding(nn.Module):
     d_model : int
         Token width E.
 
+    Notes
+    -----
     Shapes: ``[B, L]`` long dosages in {-1, 0, 1, 2} -> ``[B, L, E]``.
     """
 
