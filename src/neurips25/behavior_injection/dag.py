@@ -45,6 +45,8 @@ class ReasoningDAG:
     mod : int, optional
         The arithmetic's modulus; when given, every inner node's value is checked against ``op(parents)``.
 
+    Notes
+    -----
     Every inner node has exactly two parents (the operations are binary).
 
     Examples
