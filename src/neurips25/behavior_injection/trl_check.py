@@ -64,8 +64,11 @@ def trl_loss_crosscheck(model, tokenizer, rollouts: Rollouts, advantages, old_lo
     trainer : trl.GRPOTrainer, optional
         Reused when given (building one costs about a second).
 
-    Returns ``ours``, ``trl`` (losses), ``abs_diff``, ``grad_rel_diff`` (relative L2 difference of the
-    parameter gradients).
+    Returns
+    -------
+    dict
+        ``ours``, ``trl`` (losses), ``abs_diff``, ``grad_rel_diff`` (relative L2 difference of the
+        parameter gradients).
     """
     import torch
 
