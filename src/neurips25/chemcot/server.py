@@ -409,6 +409,8 @@ class TransformersResponder:
         (plus an explicit ``max_tokens``) does not fit is refused with a 400 ``context_length_exceeded`` before
         any decoding; without an explicit budget the reply is cut where the context ends.
 
+    Notes
+    -----
     Sampling is per request: each row of a micro-batch draws its tokens from its own ``torch.Generator`` seeded
     with the request's ``seed``, so a seeded request returns the same reply alone or batched with others (up to
     the left padding's float rounding, as for greedy replies), and requests with different temperatures,
