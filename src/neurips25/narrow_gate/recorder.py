@@ -30,6 +30,8 @@ class ResidualRecorder:
     site : {"output", "attn_input"}
         The residual after the layer (``h_l``), or the hidden state entering the layer's attention.
 
+    Notes
+    -----
     After one or more forward passes inside the context, :attr:`residuals` is a float tensor of shape
     ``(n_layers_recorded, batch_total, seq, d)`` (passes concatenated along the batch). Example::
 
