@@ -313,6 +313,8 @@ def attention_knockout(model: nn.Module, queries, keys, layers="all", mode: str 
     backend : {"auto", "interface", "eager_patch"}
         The registered attention function, or swapping the modeling module's ``eager_attention_forward``.
 
+    Notes
+    -----
     The model (its config's attention implementation, its modules) is restored on exit, also after an
     exception. Example::
 
