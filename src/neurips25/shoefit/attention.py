@@ -76,6 +76,8 @@ class LayeredRefAttnProcessor(nn.Module):
     one_way : bool
         Reference tokens attend only to reference tokens (needed to cache them across sampling steps).
 
+    Notes
+    -----
     Call (the diffusers processor protocol, extra keywords through ``joint_attention_kwargs``)::
 
         proc(attn, hidden_states, encoder_hidden_states=None, attention_mask=None, image_rotary_emb=None,
