@@ -237,6 +237,8 @@ class MVShoesLite(torch.utils.data.Dataset):
     reflect_max : float
         Reflectivity of a shoe is ``U(0, reflect_max)`` in "train" and "test" (0 in "leak").
 
+    Notes
+    -----
     Items are dicts of float tensors in [-1, 1] (images) / [0, 1] (masks): ``ref_views (V, 3, S, S)``,
     ``ref_masks (V, 1, S, S)``, ``model_image (3, S, S)`` (shoe region zeroed), ``mask (1, S, S)``,
     ``target (3, S, S)``, plus ``bg_mean (3,)``, ``k_env``, ``azimuth``, ``zoom``, ``offset (2,)``, ``reflect``,
