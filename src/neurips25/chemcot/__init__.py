@@ -17,8 +17,8 @@ OpenAI-compatible client (:mod:`.clients`) and local server (:mod:`.server`), re
 Reconstructed (not from the paper's text, which was available only in part): our SMARTS set and attachment
 fragments, the reaction templates of the offline forward-synthesis family, the prompts' wording.
 
-Example
--------
+Examples
+--------
 >>> from neurips25.chemcot import add_group, count_group
 >>> [count_group(s, "hydroxyl") for s in add_group("CCC", "hydroxyl")]
 [1, 1]
