@@ -52,6 +52,8 @@ class BinAwareLoss(nn.Module):
     delta : float, default 0.1
         Huber threshold d on the 0-1 score scale (> 0).
 
+    Notes
+    -----
     ``forward(bin_logits (B, n_bins), score_pred (B,) in [0, 100], bins (B,) long, scores (B,))`` -> scalar.
     """
 
