@@ -58,7 +58,10 @@ def knockout_sweep(model, evaluate: Callable[[], float], spans: ModalitySpans, t
     n_draws : int
         Random targets are averaged over this many draws.
 
-    Returns ``{"baseline": s, target: {L_start: score}}``.
+    Returns
+    -------
+    dict
+        ``{"baseline": s, target: {L_start: score}}``.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}; got {mode!r}")
