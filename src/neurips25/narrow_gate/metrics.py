@@ -103,9 +103,13 @@ def cross_modal_attention_share(attn, spans: ModalitySpans, queries=None) -> dic
     queries : iterable of int, optional
         Text query rows; default the text tokens after the image.
 
-    Returns ``{"total": A_l, "eoi", "boi", "last_img", "other_img", "max_single"}``, each shape (layers,);
-    shares sum to 1 and ``max_single`` is the largest share of any single image-side position. ``eoi`` / ``boi``
-    are NaN when the spans have no such delimiter (Llava has none): the share is undefined there, not 0.
+    Returns
+    -------
+    dict of str to ndarray
+        ``{"total": A_l, "eoi", "boi", "last_img", "other_img", "max_single"}``, each shape (layers,);
+        shares sum to 1 and ``max_single`` is the largest share of any single image-side position. ``eoi`` /
+        ``boi`` are NaN when the spans have no such delimiter (Llava has none): the share is undefined there,
+        not 0.
     """
     if isinstance(attn, np.ndarray):
         attn = torch.from_numpy(attn)
