@@ -214,7 +214,8 @@ def provenance(extra: str = "core", executor: str = "local", also: tuple[str, ..
 
     Host name, Python, the versions of neurips25, torch, numpy, the method's extra (and ``also``: the data
     wheels it reads), the code identity (git commit from a checkout, else the installed version), the CPU
-    model, the BLAS libraries in use with their kernel (call it after the method ran) and the executor.
+    model, the BLAS libraries in use with their kernel (call it after the method ran), the executor, and
+    ``process``: what loaded neurips25 modules recorded about this process (:func:`process_facts`; absent when none).
     """
     return {
         "host": socket.gethostname(),
@@ -226,7 +227,25 @@ def provenance(extra: str = "core", executor: str = "local", also: tuple[str, ..
         "code": code_identity(),
         "packages": _versions(["neurips25", "torch", "numpy", *extra_distributions(extra), *also]),
         "blas": blas_in_use(),
-    }
+    } | ({"process": facts} if (facts := process_facts()) else {})
+
+
+def process_facts() -> dict:
+    """Facts that loaded ``neurips25`` modules recorded about this process, keyed by module (e.g. the CPU
+    precision that ``pretrained.precision`` chose for ``"auto"``, and why): every module in ``sys.modules`` that
+    defines ``provenance_facts()`` and returned something. Nothing is imported; a failing hook is skipped."""
+    out = {}
+    for name, module in sorted(sys.modules.items()):
+        hook = getattr(module, "provenance_facts", None) if name.startswith("neurips25.") else None
+        if not callable(hook):
+            continue
+        try:
+            facts = hook()
+        except Exception:  # noqa: BLE001  (provenance must never fail a unit)
+            continue
+        if facts:
+            out[name.removeprefix("neurips25.")] = facts
+    return out
 
 
 def environment() -> dict:
