@@ -23,10 +23,12 @@ from collections.abc import Callable
 HERE = pathlib.Path(__file__).resolve().parent
 DOC = HERE.parents[1] / "docs" / "contracts.md"
 
-#: one rows module per component, in the doc's order: older twelve first, then the seven newer methods
+#: one rows module per component, in the doc's order: older twelve first, then the seven newer methods, then the
+#: shared pretrained/ helpers
 COMPONENTS = ("dbcare", "fair_matroid", "fml", "vfs", "ctsketch", "pref_diffusion", "prsformer", "sliced_wasserstein",
               "perm_sgd", "rank_bounds", "rspool", "eva",
-              "chemcot", "scm", "behavior_injection", "eareranker", "narrow_gate", "shoefit", "inverse3d")
+              "chemcot", "scm", "behavior_injection", "eareranker", "narrow_gate", "shoefit", "inverse3d",
+              "pretrained")
 
 #: issue that carries each newer method's v2 (the xfail reason of its rows)
 V2_ISSUES = {"chemcot": 46, "scm": 47, "behavior_injection": 48, "eareranker": 49, "narrow_gate": 50,
