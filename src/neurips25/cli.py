@@ -201,6 +201,16 @@ def cmd_report(args) -> int:
         except (OSError, ValueError) as err:
             raise UsageError(f"--readme: {err}") from err
         print(f"methods table updated in {args.readme}")
+    if args.docs:
+        from neurips25.repro.report import update_docs
+
+        try:
+            done = update_docs(args.docs, *dirs)
+        except (OSError, ValueError) as err:
+            raise UsageError(f"--docs: {err}") from err
+        filled = {page: what for page, what in done.items() if "left alone" not in what}
+        print(f"docs tables updated in {args.docs}: " + (", ".join(f"{p} ({w})" for p, w in filled.items())
+                                                          or "no page has the markers"))
     return 0
 
 
@@ -318,6 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write the (merged) report into DIR instead of the run directory")
     pp.add_argument("--readme", default=None, metavar="README.md",
                     help="also rewrite the methods table of this README from the run(s)")
+    pp.add_argument("--docs", default=None, metavar="DOCS_DIR",
+                    help="also rewrite the claims table of each DOCS_DIR/<slug>.md (between its <!-- CLAIMS-TABLE "
+                         "<slug> --> markers) and the methods table of DOCS_DIR/index.md from the run(s)")
     pp.set_defaults(func=cmd_report)
     return p
 

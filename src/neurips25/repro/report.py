@@ -412,15 +412,18 @@ def render_merged(run_dirs, out: str | Path) -> tuple[Path, Path]:
 README_BEGIN, README_END = "<!-- METHODS-TABLE -->", "<!-- /METHODS-TABLE -->"
 
 
-def readme_table(results: dict[str, dict], docs: Path | None = None) -> str:
-    """The README's table of the 19 methods, filled from one run's results (planned methods get '-')."""
+def readme_table(results: dict[str, dict], docs: Path | None = None, link_prefix: str = "docs/") -> str:
+    """The README's table of the 19 methods, filled from one run's results (planned methods get '-').
+
+    A method with a page ``docs/<slug>.md`` is linked as ``<link_prefix><slug>.md`` (``"docs/"`` from the README,
+    ``""`` from a page inside ``docs/``)."""
     lines = ["| slug | paper (method) | plugs into | extra | headline claim | all claims | wall / CPU (s) | "
              "quick ceiling (s) |", "|---|---|---|---|---|---|---|---|"]
     for info in METHODS.values():
         if info.slug.startswith(("fake", "ray_")):
             continue
-        name = f"[{info.slug}](docs/{info.slug}.md)" if docs is not None and (docs / f"{info.slug}.md").is_file() \
-            else info.slug
+        linked = docs is not None and (docs / f"{info.slug}.md").is_file()
+        name = f"[{info.slug}]({link_prefix}{info.slug}.md)" if linked else info.slug
         res = results.get(info.slug)
         if res is None:
             head, claims, times = ("planned" if not info.implemented() else "not run"), "-", "-"
@@ -452,3 +455,129 @@ def update_readme(readme: str | Path, run_dir: str | Path, *more_run_dirs: str |
     results = merge_runs([run_dir, *more_run_dirs])[0] if more_run_dirs else RunDir(run_dir).results()
     table = readme_table(results, docs=readme.parent / "docs")
     atomic_write_text(readme, f"{head}{README_BEGIN}\n{table}\n{README_END}{tail}")
+
+
+CLAIMS_BEGIN, CLAIMS_END = "<!-- CLAIMS-TABLE {slug} -->", "<!-- /CLAIMS-TABLE -->"
+#: the page of the site that carries the methods table (between README_BEGIN / README_END), linked within docs/
+DOCS_INDEX = "index.md"
+
+
+def _escape_markdown(text: str) -> str:
+    text = text.replace("\\", "\\\\")
+    for ch in "|*_$`":
+        text = text.replace(ch, "\\" + ch)
+    return text.replace("<", "&lt;")
+
+
+def _doc_cell(text) -> str:
+    """A table cell of a docs page: one line; ``|``, ``<``, ``*``, ``_`` and ``$`` escaped outside code spans
+    (``$`` would start MathJax on the site, ``<`` an HTML tag, ``*`` / ``_`` emphasis)."""
+    text = str(text).replace("\n", " ")
+    if text.count("`") % 2:  # an unpaired backtick opens no code span: every backtick is a character
+        return _escape_markdown(text)
+    parts = text.split("`")
+    # even parts are outside code spans; inside one only the table's pipe needs escaping
+    return "`".join(_escape_markdown(p) if i % 2 == 0 else p.replace("|", "\\|") for i, p in enumerate(parts))
+
+
+def _seeds_of(res: dict) -> list:
+    return list(res.get("seeds") or ([res["seed"]] if res.get("seed") is not None else []))
+
+
+def claim_seeds_text(claim: dict, seeds: list) -> str:
+    """The seeds a claim was judged at and how they agree (``"0, 1: 2/2 reproduced"``)."""
+    names = ", ".join(str(s) for s in seeds) or "-"
+    agreement = claim.get("agreement")
+    return f"{names}: {agreement}" if agreement and len(seeds) > 1 else names
+
+
+def claims_table(slug: str, res: dict | None) -> str:
+    """The claims table of one method's docs page, from its result (one run, or merged over several).
+
+    One row per claim (headline first): id, kind, the instance word, what is claimed, the criterion, the method's
+    key figure beside each control's (judged by the same criterion), the verdict with the machinery's reason, and
+    the seeds with their agreement; then one line naming the scale, the seeds, the run's date, its CPU time per
+    seed and the commit it ran at. Nothing in it is typed by hand: ``neurips25 report RUN_DIR --docs docs``
+    rewrites it."""
+    if res is None:
+        return f"No run of `{slug}` is recorded in the run directories this table was generated from."
+    seeds = _seeds_of(res)
+    date = (res.get("finished_at") or "")[:10] or "date unknown"
+    if res.get("status") != "ok":
+        return (f"The latest run of `{slug}` ({res.get('scale', '?')} scale, {date}) crashed: "
+                f"{_doc_cell(res.get('error') or 'no error recorded')}.")
+    lines = ["| claim | kind | judged on | what is claimed | criterion | method vs controls | verdict | seeds |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in sorted_claims(res):
+        method = method_figure(c)
+        controls = "; ".join(f"{r['role']} {r['name']} {format_number(r.get('key_value'))} ({_control_mark(r)})"
+                             for r in c.get("control_results") or [])
+        versus = f"method {method}; {controls}" if controls else method
+        verdict = c["verdict"].replace("_", " ")
+        if c.get("reason"):
+            verdict += f": {c['reason']}"
+        ledger = c.get("ledger", "")
+        if "changed" in ledger:
+            verdict += f" [{ledger}]"
+        lines.append("| " + " | ".join(_doc_cell(x) for x in (
+            f"`{c['id']}`", c.get("kind", "supporting"), c.get("instance") or "-", c.get("statement", ""),
+            c.get("criterion", "") or "-", versus, verdict, claim_seeds_text(c, seeds))) + " |")
+    cpu = res.get("cpu_s")
+    per_seed = f"{float(cpu) / max(len(seeds), 1):.0f} s CPU per seed" if cpu is not None else "CPU time unknown"
+    commit = ""
+    prov = res.get("provenance") or {}
+    prov = next(iter(prov["per_seed"].values()), {}) if "per_seed" in prov else prov
+    code = (prov or {}).get("code") or {}
+    if code.get("commit"):
+        commit = f", code at commit {code['commit'][:8]}"
+    lines += ["", f"Scale `{res.get('scale', '?')}`, seeds {', '.join(str(s) for s in seeds) or '-'}, run finished "
+                  f"{date}; {per_seed}{commit}. Generated from the run's `result.json` by "
+                  f"`neurips25 report RUN_DIR --docs docs`."]
+    return "\n".join(lines)
+
+
+def _replace_between(text: str, begin: str, end: str, body: str) -> str | None:
+    """``text`` with what lies between ``begin`` and the next ``end`` replaced by ``body``; None without both."""
+    if begin not in text:
+        return None
+    head, rest = text.split(begin, 1)
+    if end not in rest:
+        raise ValueError(f"{begin} has no closing {end}")
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{body}\n{end}{tail}"
+
+
+def update_docs(docs_dir: str | Path, run_dir: str | Path, *more_run_dirs: str | Path) -> dict[str, str]:
+    """Fill the generated tables of the docs pages from run(s); return ``{page: what was written}``.
+
+    In every ``docs_dir/<slug>.md`` of a registered method, the text between ``<!-- CLAIMS-TABLE <slug> -->`` and
+    ``<!-- /CLAIMS-TABLE -->`` becomes :func:`claims_table` of that method's result (with several run directories,
+    each method's newest result, :func:`merge_runs`); a page whose method has no result gets a line saying so, a
+    page without the markers is left alone. ``docs_dir/index.md``'s methods table (the README's markers) is
+    rewritten like the README's, its links relative to ``docs_dir``."""
+    docs = Path(docs_dir)
+    if not docs.is_dir():
+        raise FileNotFoundError(f"docs directory {docs} does not exist")
+    results = merge_runs([run_dir, *more_run_dirs])[0] if more_run_dirs else RunDir(run_dir).results()
+    done: dict[str, str] = {}
+    for slug in METHODS:
+        page = docs / f"{slug}.md"
+        if not page.is_file():
+            continue
+        text = page.read_text(encoding="utf-8")
+        new = _replace_between(text, CLAIMS_BEGIN.format(slug=slug), CLAIMS_END, claims_table(slug, results.get(slug)))
+        if new is None:
+            done[page.name] = "no CLAIMS-TABLE markers: left alone"
+            continue
+        if new != text:
+            atomic_write_text(page, new)
+        done[page.name] = "claims table" if slug in results else "no run recorded"
+    index = docs / DOCS_INDEX
+    if index.is_file():
+        text = index.read_text(encoding="utf-8")
+        new = _replace_between(text, README_BEGIN, README_END, readme_table(results, docs=docs, link_prefix=""))
+        if new is not None:
+            if new != text:
+                atomic_write_text(index, new)
+            done[index.name] = "methods table"
+    return done
