@@ -10,6 +10,7 @@ import argparse
 import datetime as dt
 import difflib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -88,6 +89,13 @@ def cmd_reproduce(args) -> int:
         raise UsageError(f"missing pieces: {msg} (`neurips25 doctor` lists every method)")
     if args.address and args.executor != "ray":
         raise UsageError("--address needs --executor ray")
+    if args.release is not None:
+        from neurips25.chemcot.release import ENV_KEY, release_dir
+
+        try:
+            os.environ[ENV_KEY] = str(release_dir(args.release).resolve())  # read by chemcot's run, in any worker
+        except ValueError as err:
+            raise UsageError(f"--release: {err}") from err
     out = Path(args.out) if args.out else Path(args.runs) / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     seed_text = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {','.join(map(str, seeds))}"
     print(f"neurips25 reproduce: {len(slugs)} method(s) at scale {args.scale}, {seed_text}, "
@@ -299,6 +307,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS",
                     help="with --address: give up when the cluster does not answer within this time (default 30)")
     pr.add_argument("--force", action="store_true", help="re-run methods already finished in --out")
+    pr.add_argument("--release", default=None, metavar="DIR",
+                    help="chemcot: a checkout of the ChemCoTBench release (IDEA-XL/ChemCoTBench at 080a8eb) whose "
+                         "released model replies c4 re-scores; sets NEURIPS25_CHEMCOT_RELEASE")
     pr.set_defaults(func=cmd_reproduce)
 
     pd = sub.add_parser("doctor", help="per method: usable here or not, what is missing and the command for it")
