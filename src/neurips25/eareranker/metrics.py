@@ -141,6 +141,8 @@ def lacc(pred_scores, true_scores, k: float, mode: str = "topk", *, group=None, 
     group : (n,) query ids, required for ``"topk"``
     pred_bins, true_bins : (n,) bins, or ``rubric`` to derive them from the scores (``"topk"``)
 
+    Examples
+    --------
     >>> lacc([10, 50, 95], [12, 80, 90], k=5, mode="tolerance")
     0.6666666666666666
     """
