@@ -12,19 +12,17 @@ def test_smoke_reproduction(tmp_path):
     res = run_one("chemcot", "smoke", 0, str(tmp_path))
     assert res["status"] == "ok", res["error"]
     by_id = {c["id"]: c for c in res["claims"]}
-    assert len(by_id) == 6 and all(c["decided_by"] == "machinery" for c in by_id.values())
+    assert len(by_id) == 7 and all(c["decided_by"] == "machinery" for c in by_id.values())
     assert by_id["c1_metric_fidelity"]["verdict"] == "reproduced"
     c2 = by_id["c2_transport"]["measured"]
     assert c2["method"]["http_equal"] is True and c2["method"]["parse_rate_wrapped"] == 1.0
     assert c2["controls"]["official_parser"]["parse_rate_wrapped"] < 1.0  # the control fails the criterion
     c4 = by_id["c4_llm_ranking"]
-    assert c4["verdict"] == "inconclusive" and c4["kind"] == "headline" and c4["instance"] == "stand-in"
-    # verdicts v4 (#58): inconclusive through the machinery (the reasoning side is a missing figure), and the
-    # negative control is computed in this run
-    assert c4["measured"]["method"]["reasoning_minus_plain_success"] is None
-    assert c4["reason"].startswith("the method's measurement could not decide")
-    assert c4["control_results"][0]["provenance"].startswith("ran ")
-    assert all(c["instance"] == "stand-in" for c in by_id.values() if c["kind"] != "check")
+    assert c4["verdict"] == "inconclusive" and c4["kind"] == "headline" and c4["instance"] == "reduced"
+    # issue #62: without --release nothing is measured, and the reason says how to get the release
+    assert c4["measured"]["method"] is None
+    assert "no release checkout given" in c4["reason"] and "080a8eb" in c4["reason"]
+    assert by_id["c4c_release_agreement"]["verdict"] == "inconclusive"
     assert by_id["c4b_llm_end_to_end"]["verdict"] == "reproduced"
     assert by_id["c4b_llm_end_to_end"]["measured"]["controls"]["lossy_server"]["answered"] < 1.0
     assert res["figures"] == ["figures/subtask_scores.png"]
@@ -103,15 +101,18 @@ def test_c5_below_the_issues_held_out_minimum_is_inconclusive_not_decided():
     assert verdicts == {6: "inconclusive", C5_MIN_HELDOUT: "not_reproduced"}
 
 
-def test_c4_is_decided_by_its_figures_once_a_reasoning_llm_is_measured():
-    """c4 is inconclusive offline only because its figure is missing: given both sides, the same rule decides."""
+def test_c4_is_decided_by_its_interval_and_needs_the_agreement():
+    """c4's rule reads the bootstrap interval; its precondition is the metric path's agreement with the release."""
     def c4(figures, control):
         claim = {c.id: c for c in declare_claims("quick")}["c4_llm_ranking"]
-        return str(claim.record(figures, controls={"same_model_halves": control}).verdict)
+        return str(claim.record(figures, controls={"same_group_halves": control}).verdict)
 
-    halves = {"reasoning_minus_plain_success": -0.02, "reasoning_success": 0.4, "non_reasoning_success": 0.42}
-    assert c4({"reasoning_minus_plain_success": None, "non_reasoning_success": 0.3}, halves) == "inconclusive"
-    assert c4({"reasoning_minus_plain_success": 0.1}, halves) == "reproduced"
-    assert c4({"reasoning_minus_plain_success": -0.1}, halves) == "not_reproduced"
-    assert c4({"reasoning_minus_plain_success": 0.1}, dict(halves, reasoning_minus_plain_success=0.05)) == \
-        "inconclusive"  # one model against itself passes too: vacuous
+    ok = {"opt_agree_fraction": 1.0, "n_reasoning": 7, "n_non_reasoning": 8}
+    halves = {"reasoning_minus_plain_success": -0.01, "rmp_lo": -0.08, "rmp_hi": 0.06}
+    above = dict(ok, reasoning_minus_plain_success=0.1, rmp_lo=0.05, rmp_hi=0.15)
+    assert c4(above, halves) == "reproduced"
+    assert c4(dict(above, rmp_lo=-0.01), halves) == "inconclusive"  # straddles 0: undecided
+    assert c4(dict(ok, reasoning_minus_plain_success=-0.1, rmp_lo=-0.15, rmp_hi=-0.05), halves) == "not_reproduced"
+    assert c4(dict(above, opt_agree_fraction=0.5), halves) == "inconclusive"  # our metrics disagree with theirs
+    assert c4(dict(above, n_reasoning=2), halves) == "inconclusive"
+    assert c4(above, dict(halves, rmp_lo=0.01)) == "inconclusive"  # the halves control passes too: vacuous
