@@ -282,9 +282,13 @@ class Rescore:
 _TASK_BY_FOLDER = {t.folder: t for t in TASKS}
 
 
-def rescore_release(path: str | Path, models: list[str] | None = None, tasks: list[str] | None = None) -> Rescore:
+def rescore_release(path: str | Path, models: list[str] | None = None, tasks: list[str] | None = None,
+                    oracles: dict | None = None) -> Rescore:
     """Parse and score every released reply of ``models`` (file stems, default all of :data:`MODELS`) on
     ``tasks`` (task folders, default :data:`TASKS`) with our official metrics.
+
+    ``oracles`` (property -> callable ``smiles -> float | None``) replaces an optimisation oracle: a diagnostic
+    of which definition a release score was computed with (scripts/chemcot/release_diagnostics.py).
 
     Raises ``ValueError`` naming ``path`` when it is not a checkout of the release, or the record that is not a
     release record. A model / task whose reply file is absent is listed in ``missing``.
@@ -297,7 +301,8 @@ def rescore_release(path: str | Path, models: list[str] | None = None, tasks: li
     sel = TASKS if tasks is None else tuple(_TASK_BY_FOLDER[t] for t in tasks if t in _TASK_BY_FOLDER)
     if tasks is not None and len(sel) != len(tasks):
         raise ValueError(f"`tasks`: unknown task folder(s) {sorted(set(tasks) - set(_TASK_BY_FOLDER))}")
-    oracles = {t.subtask: get_oracle(OPT_ORACLE[t.subtask]) for t in sel if t.family == "deep_mol_opt"}
+    oracles = {**{t.subtask: get_oracle(OPT_ORACLE[t.subtask]) for t in sel if t.family == "deep_mol_opt"},
+               **(oracles or {})}
     rows, ours, conv, rel, missing = {}, {}, {}, {}, []
     for stem in models:
         for task in sel:
