@@ -28,7 +28,9 @@ def _check_tensor(tensor, name: str = "tensor") -> torch.Tensor:
         )
     if not tensor.is_floating_point():
         tensor = tensor.to(torch.float64)
-    if not torch.isfinite(tensor).all():
+    # a finite sum means every entry is finite (a NaN or an inf makes it NaN / inf); only a sum that overflowed
+    # (or a real NaN / inf) needs the entry-wise test, which is three passes over the tensor
+    if not bool(torch.isfinite(tensor.sum())) and not torch.isfinite(tensor).all():
         raise ValueError(f"`{name}` holds NaN or infinite entries")
     return tensor
 
@@ -326,20 +328,31 @@ def tt_decompose(
         int(seed) if seed is not None else int(torch.randint(2**31, ()).item())
     )
     best = None
-    norm = torch.linalg.vector_norm(tensor.double()).item()
     # torch has no SVD in bfloat16 / float16: decompose in float32 and hand back cores in the tensor's dtype,
     # as cp_decompose and tucker_decompose do
     work = tensor.float() if tensor.dtype in (torch.bfloat16, torch.float16) else tensor
+    norm = None
     for _ in range(n_trials if randomized else 1):
         sk = _tt_svd(work, ranks, n_inputs, randomized, oversample, n_power_iter, gen)
         if work is not tensor:
             sk = TTSketch([c.to(tensor.dtype) for c in sk.cores], sk.n_inputs, sk.tail)
         if n_trials == 1 or not randomized:
             return sk
+        if norm is None:
+            norm = torch.linalg.vector_norm(tensor.double()).item()
         err = sk.projection_error(norm)
         if best is None or err < best[0]:
             best = (err, sk)
     return best[1]
+
+
+def _thin_svd(m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``torch.linalg.svd(m, full_matrices=False)``; a wide ``m`` is decomposed as its (tall) transpose, which
+    LAPACK does ~3x faster (a [7, 10^5] sketch: 17 ms wide, 5 ms tall), and the factors swapped back."""
+    if m.shape[0] >= m.shape[1]:
+        return torch.linalg.svd(m, full_matrices=False)
+    v, s, uh = torch.linalg.svd(m.T, full_matrices=False)
+    return uh.T, s, v.T
 
 
 def _tt_svd(tensor, ranks, n_inputs, randomized, oversample, n_power_iter, gen) -> TTSketch:
@@ -353,13 +366,13 @@ def _tt_svd(tensor, ranks, n_inputs, randomized, oversample, n_power_iter, gen) 
         width = r + oversample
         if randomized and width < min(c.shape):
             q = _range_finder(c, width, n_power_iter, gen)
-            ub, s, vh = torch.linalg.svd(q.T @ c, full_matrices=False)
+            ub, s, vh = _thin_svd(q.T @ c)
             u = q @ ub
             # the discarded energy is measured against the whole unfolding, not only its sketch
             resid = torch.linalg.vector_norm(c).square() - s[:r].square().sum()
             tail.append(math.sqrt(max(resid.item(), 0.0)))
         else:
-            u, s, vh = torch.linalg.svd(c, full_matrices=False)
+            u, s, vh = _thin_svd(c)
             tail.append(torch.linalg.vector_norm(s[r:]).item())
         cores.append(u[:, :r].reshape(r_prev, dims[k], r))
         c = s[:r, None] * vh[:r]
