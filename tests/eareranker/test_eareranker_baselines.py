@@ -56,3 +56,44 @@ def test_bf16_head_is_float32(pairs):
     assert torch.any(logit.to(torch.bfloat16).float() != logit)
     with pytest.raises(ValueError, match="`queries` and `docs`"):
         cross_encoder_scores(ce, q, x[:-1])
+
+
+def test_cross_encoder_validates_several_times_an_epoch(pairs):
+    """Issue #62 (c3b v5): on a whole training split one epoch is many steps, so convergence is judged on
+    validations inside the epoch; the curve holds evals_per_epoch values an epoch and the best one is kept."""
+    (q, x), s, (vq, vx), vs, vg = pairs
+    ce = finetune_cross_encoder(q, x, s, max_length=24, epochs=2, batch_size=2, lr=5e-4, seed=0, patience=2,
+                                bf16=False, evals_per_epoch=3, val_queries=vq, val_docs=vx, val_scores=vs,
+                                val_groups=vg)
+    curve = ce.validation_curve_
+    assert 1 <= len(curve) <= 6
+    assert ce.best_epoch_ == 1 + int(np.argmax(curve))
+    assert ce.converged_ == (len(curve) - ce.best_epoch_ >= 2)
+    if not ce.converged_:
+        assert len(curve) == 6  # ran to the cap: 2 epochs x 3 validations
+    p = cross_encoder_scores(ce, vq, vx, bf16=False)
+    assert spearman_within(p, vs, vg) == pytest.approx(curve[ce.best_epoch_ - 1], abs=1e-12)
+    with pytest.raises(ValueError, match="evals_per_epoch"):
+        finetune_cross_encoder(q, x, s, max_length=24, epochs=1, evals_per_epoch=0)
+
+
+def test_default_precision_goes_through_choose_cpu_dtype(monkeypatch):
+    """Issue #64: the cross-encoder's default bf16='auto' is float32 where the probe finds bf16 slow, bf16 where
+    it finds it fast, and the choice is recorded for the run's provenance."""
+    from neurips25.eareranker import baselines
+    from neurips25.pretrained import precision
+
+    monkeypatch.setattr(baselines, "_PRECISION", {})
+    monkeypatch.setattr(precision, "bf16_is_fast", lambda: False)
+    assert baselines.resolve_bf16("auto") is False
+    assert baselines.provenance_facts()["cross_encoder_precision"]["bf16_autocast"] is False
+    monkeypatch.setattr(precision, "bf16_is_fast", lambda: True)
+    assert baselines.resolve_bf16("auto") is True
+    assert "faster" in baselines.provenance_facts()["cross_encoder_precision"]["reason"]
+    assert baselines.resolve_bf16(np.bool_(False)) is False
+    with pytest.raises(ValueError, match="`bf16`"):
+        baselines.resolve_bf16("bf16")
+    import inspect
+
+    assert inspect.signature(finetune_cross_encoder).parameters["bf16"].default == "auto"
+    assert inspect.signature(cross_encoder_scores).parameters["bf16"].default == "auto"

@@ -87,3 +87,25 @@ def test_bad_inputs():
         lacc([1.0], [1.0], 5, mode="topk")
     with pytest.raises(ValueError, match="`k`"):
         lacc([1.0], [1.0], 0, mode="tolerance")
+
+
+def test_spearman_per_group_pairs_queries_and_averages_to_spearman_within():
+    """c3b's paired bootstrap resamples queries: the per-query values are scipy's, in sorted query order, with
+    too-small or constant-truth groups left out and a constant prediction counted 0."""
+    from neurips25.eareranker import spearman_per_group
+
+    rng = np.random.default_rng(0)
+    g = np.repeat([7, 3, 5, 9], 5)
+    t = rng.uniform(0, 100, g.size)
+    t[g == 9] = 50.0  # constant truth: left out
+    p = t + rng.normal(0, 30, g.size)
+    p[g == 5] = 1.0  # constant prediction: 0
+    ids, vals = spearman_per_group(p, t, g)
+    assert ids.tolist() == [3, 5, 7]
+    assert vals[1] == 0.0
+    for q, v in zip(ids, vals):
+        if q != 5:
+            assert v == pytest.approx(stats.spearmanr(p[g == q], t[g == q]).statistic)
+    assert spearman_within(p, t, g) == pytest.approx(vals.mean())
+    with pytest.raises(ValueError, match="`pred` and `group`"):
+        spearman_per_group(p, t, g[:-1])

@@ -35,7 +35,16 @@ from neurips25.eareranker.encoders import HashedBowEncoder, MiniLMEncoder
 from neurips25.eareranker.estimator import EARerankerEstimator
 from neurips25.eareranker.expansion import EmbeddingExpansion
 from neurips25.eareranker.loss import BinAwareLoss, bin_weights
-from neurips25.eareranker.metrics import bin_accuracy, lacc, macro_f1, ndcg_at_k, per_bin_f1, spearman, spearman_within
+from neurips25.eareranker.metrics import (
+    bin_accuracy,
+    lacc,
+    macro_f1,
+    ndcg_at_k,
+    per_bin_f1,
+    spearman,
+    spearman_per_group,
+    spearman_within,
+)
 from neurips25.eareranker.model import EAReranker, PairMLP
 from neurips25.eareranker.rubric import AdequacyRubric
 
@@ -43,5 +52,5 @@ __all__ = [
     "AdequacyRubric", "EmbeddingExpansion", "EAReranker", "PairMLP", "BinAwareLoss", "bin_weights",
     "EARerankerEstimator", "AdequacySynth", "AdequacyData", "HashedBowEncoder", "MiniLMEncoder", "CosineBaseline",
     "finetune_cross_encoder", "cross_encoder_scores", "lacc", "bin_accuracy", "macro_f1", "per_bin_f1",
-    "ndcg_at_k", "spearman", "spearman_within",
+    "ndcg_at_k", "spearman", "spearman_per_group", "spearman_within",
 ]

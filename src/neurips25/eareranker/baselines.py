@@ -82,13 +82,44 @@ class _MixedPrecision:
         return False
 
 
-def cross_encoder_scores(ce, queries, docs, *, batch_size: int = 32, bf16=False) -> np.ndarray:
+#: the precision each cross-encoder call of this process resolved ``bf16="auto"`` to (``provenance_facts``)
+_PRECISION: dict = {}
+
+
+def resolve_bf16(bf16) -> bool:
+    """``True`` / ``False`` as given; ``"auto"`` -> ``choose_cpu_dtype("auto") == bfloat16`` (bf16 only where this
+    CPU runs it faster than float32: a one-off probe per process, logged), recorded for the run's provenance."""
+    from neurips25.pretrained.precision import choose_cpu_dtype
+
+    if isinstance(bf16, str):
+        if bf16 != "auto":
+            raise ValueError(f"`bf16` must be True, False or 'auto'; got {bf16!r}")
+        import torch
+
+        on = choose_cpu_dtype("auto") == torch.bfloat16
+        _PRECISION.update(requested="auto", bf16_autocast=on, reason="choose_cpu_dtype('auto') probe: bfloat16 "
+                          + ("faster" if on else "not faster") + " than float32 on this CPU")
+        return on
+    if isinstance(bf16, (bool, np.bool_)):
+        _PRECISION.setdefault("requested", bool(bf16))
+        _PRECISION.setdefault("bf16_autocast", bool(bf16))
+        return bool(bf16)
+    raise ValueError(f"`bf16` must be True, False or 'auto'; got {bf16!r}")
+
+
+def provenance_facts() -> dict | None:
+    """What the cross-encoder's ``bf16`` resolved to in this process (read into result.json's provenance)."""
+    return dict(cross_encoder_precision=dict(_PRECISION)) if _PRECISION else None
+
+
+def cross_encoder_scores(ce, queries, docs, *, batch_size: int = 32, bf16="auto") -> np.ndarray:
     """Adequacy / 100 (sigmoid of the logit) of a ``CrossEncoder`` on text pairs, as ``ce.predict`` returns it,
-    computed in bf16 mixed precision when ``bf16`` (the head in float32; see :func:`finetune_cross_encoder`).
+    computed in bf16 mixed precision when ``bf16`` (the head in float32; see :func:`finetune_cross_encoder`); the
+    default ``"auto"`` does so only where this CPU runs bfloat16 faster than float32.
 
     ``queries[i]``, ``docs[i]`` are pair i's texts; returns a float64 array of shape (n,). Pairs are truncated to
     ``ce.max_seq_length`` word pieces, as in training."""
-    return 1.0 / (1.0 + np.exp(-_logits(ce, list(queries), list(docs), batch_size, bf16)))
+    return 1.0 / (1.0 + np.exp(-_logits(ce, list(queries), list(docs), batch_size, resolve_bf16(bf16))))
 
 
 def _logits(ce, queries, docs, batch_size: int, bf16: bool) -> np.ndarray:
@@ -112,28 +143,33 @@ def _logits(ce, queries, docs, batch_size: int, bf16: bool) -> np.ndarray:
 
 def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epochs: int = 1, batch_size: int = 16,
                            lr: float = 4e-5, seed: int = 0, model_path=None, progress=None, val_queries=None,
-                           val_docs=None, val_scores=None, val_groups=None, patience: int = 1, bf16=False):
+                           val_docs=None, val_scores=None, val_groups=None, patience: int = 1, bf16="auto",
+                           evals_per_epoch: int = 1):
     """Fine-tune a MiniLM ``CrossEncoder`` on text pairs; returns the ``CrossEncoder`` (``predict``/``rank``).
 
     ``queries[i]``, ``docs[i]`` are the texts of pair i and ``scores[i]`` its adequacy in [0, 100]; the head is
     trained on ``score / 100`` with BCE-with-logits, so ``predict`` (sigmoid) returns adequacy / 100.
 
     With validation pairs (``val_queries``, ``val_docs``, ``val_scores``) training runs up to ``epochs`` epochs,
-    evaluates the validation criterion after each, stops after ``patience`` epochs without improvement and keeps
-    the best weights ("to convergence"). The criterion is the validation BCE (lower is better), or, when
-    ``val_groups`` (one query id per validation pair) is given, the mean per-query Spearman correlation between
-    predicted and true scores (higher is better: the ranking quality a reranker is compared on). The criterion's
-    curve is ``ce.validation_curve_`` (one value per epoch), the BCE's ``ce.validation_bce_``; the best epoch is
-    ``ce.best_epoch_`` and ``ce.converged_`` says whether training stopped because the criterion stopped
-    improving (rather than at the epoch cap): ``patience`` evaluations without improvement before the cap. The
-    learning rate warms up over the first tenth of the first epoch, then stays constant; the optimiser is AdamW
-    (PyTorch's fused implementation).
+    evaluates the validation criterion ``evals_per_epoch`` times an epoch (at equal step intervals, the last at
+    the epoch's end), stops after ``patience`` evaluations without improvement and keeps the best weights ("to
+    convergence"); with one evaluation an epoch, ``patience`` counts epochs. The criterion is the validation
+    BCE (lower is better), or, when ``val_groups`` (one query id per validation pair) is given, the mean
+    per-query Spearman correlation between predicted and true scores (higher is better: the ranking quality a
+    reranker is compared on). The criterion's curve is ``ce.validation_curve_`` (one value per evaluation), the
+    BCE's ``ce.validation_bce_``; the best evaluation is ``ce.best_epoch_`` (1-based, in evaluations: epochs
+    when ``evals_per_epoch`` is 1) and ``ce.converged_`` says whether training stopped because the criterion
+    stopped improving (rather than at the epoch cap): ``patience`` evaluations without improvement before the
+    cap. The learning rate warms up over the first tenth of the first epoch, then stays constant; the optimiser
+    is AdamW (PyTorch's fused implementation).
 
-    ``bf16="auto"`` uses it only where this CPU runs bfloat16 faster than float32 (a cached probe, logged).
-    ``bf16=True`` trains and validates in bfloat16 mixed precision on the CPU (``torch.autocast``: matrix
-    products in bfloat16, master weights, optimiser state, norms and softmax in float32; the head in float32),
-    about 1.6x faster per step on CPUs with AVX512-BF16; score such a model with
-    ``cross_encoder_scores(ce, ..., bf16=True)`` to rank as during validation.
+    ``bf16="auto"`` (the default) uses it only where this CPU runs bfloat16 faster than float32
+    (:func:`neurips25.pretrained.precision.choose_cpu_dtype`: a cached probe, logged; the choice is in
+    ``ce.bf16_`` and in the run's provenance). ``bf16=True`` trains and validates in bfloat16 mixed precision on
+    the CPU (``torch.autocast``: matrix products in bfloat16, master weights, optimiser state, norms and softmax
+    in float32; the head in float32), about 1.6x faster per step on CPUs with AVX512-BF16 and 13-46x slower on
+    CPUs without native bf16; score such a model with ``cross_encoder_scores(ce, ..., bf16=ce.bf16_)`` to rank
+    as during validation.
     """
     import torch
 
@@ -159,6 +195,8 @@ def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epoc
                 raise ValueError(f"`val_groups` must hold one query id per validation pair ({len(val_queries)}); "
                                  f"got shape {val_groups.shape}")
     epochs, patience = positive_int(epochs, "epochs"), positive_int(patience, "patience")
+    evals_per_epoch = positive_int(evals_per_epoch, "evals_per_epoch")
+    bf16 = resolve_bf16(bf16)
     torch.manual_seed(positive_int(seed, "seed", 0))
     ce = st.CrossEncoder(str(model_path or minilm_dir()), num_labels=1, max_length=positive_int(max_length,
                          "max_length", 8), device="cpu")
@@ -179,14 +217,36 @@ def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epoc
 
     from neurips25.eareranker.metrics import spearman_within
 
-    ce.validation_curve_, ce.validation_bce_, ce.best_epoch_, ce.converged_ = [], [], epochs, False
+    n_evals = epochs * evals_per_epoch
+    ce.validation_curve_, ce.validation_bce_, ce.best_epoch_, ce.converged_ = [], [], n_evals, False
+    ce.bf16_ = bf16
     sign = -1.0 if val_groups is not None else 1.0  # the criterion, as "lower is better"
     best, best_state, stale = np.inf, None, 0
+
+    def evaluate() -> bool:
+        """One validation checkpoint; True when training should stop (patience exhausted)."""
+        nonlocal best, best_state, stale
+        lg = val_logits()
+        bce = torch.nn.functional.binary_cross_entropy_with_logits(
+            lg, torch.as_tensor(vs / 100.0, dtype=torch.float32)).item()
+        v = bce if val_groups is None else spearman_within(lg.numpy().astype(np.float64), vs, val_groups)
+        ce.validation_bce_.append(bce)
+        ce.validation_curve_.append(v)
+        if sign * v < best - 1e-4:
+            best, stale, ce.best_epoch_ = sign * v, 0, len(ce.validation_curve_)
+            best_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
+            return False
+        stale += 1
+        return stale >= patience
+
+    stop = False
     for ep in range(epochs):
         perm = gen.permutation(n)
         batches = [perm[i:i + batch_size] for i in range(0, n, batch_size)]
+        # evaluation points inside the epoch: after these batch counts (the last one at the epoch's end)
+        marks = {int(np.ceil(len(batches) * (j + 1) / evals_per_epoch)) for j in range(evals_per_epoch)}
         model.train()
-        for idx in (progress(batches, desc=f"cross-encoder epoch {ep + 1}") if progress else batches):
+        for b, idx in enumerate(progress(batches, desc=f"cross-encoder epoch {ep + 1}") if progress else batches):
             with _MixedPrecision(model, bf16):
                 logits = model(**feats([queries[i] for i in idx], [docs[i] for i in idx])).logits.reshape(-1)
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits.float(), y[idx])
@@ -194,21 +254,14 @@ def finetune_cross_encoder(queries, docs, scores, *, max_length: int = 256, epoc
             loss.backward()
             opt.step()
             sched.step()
-        if has_val:
-            lg = val_logits()
-            bce = torch.nn.functional.binary_cross_entropy_with_logits(
-                lg, torch.as_tensor(vs / 100.0, dtype=torch.float32)).item()
-            v = bce if val_groups is None else spearman_within(lg.numpy().astype(np.float64), vs, val_groups)
-            ce.validation_bce_.append(bce)
-            ce.validation_curve_.append(v)
-            if sign * v < best - 1e-4:
-                best, stale, ce.best_epoch_ = sign * v, 0, ep + 1
-                best_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
-            else:
-                stale += 1
-                if stale >= patience:
+            if has_val and b + 1 in marks:
+                stop = evaluate()
+                model.train()
+                if stop:
                     ce.converged_ = True
                     break
+        if stop:
+            break
     if best_state is not None:
         model.load_state_dict(best_state)
     model.eval()

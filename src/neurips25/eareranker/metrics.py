@@ -102,25 +102,36 @@ def ndcg_at_k(pred, true, group, k: int = 10, gain: str = "linear", true_bins=No
     return float(np.mean(vals)) if vals else float("nan")
 
 
+def spearman_per_group(pred, true, group, min_size: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Per-group Spearman correlation of ``pred`` with ``true`` (ties averaged): ``(group ids, values)``.
+
+    The groups :func:`spearman_within` averages, one value each, in sorted group order: groups with fewer than
+    ``min_size`` members or a constant ``true`` are left out; a constant ``pred`` counts 0. Two models scored on
+    the same pairs give values for the same groups, paired unit by unit (c3b's bootstrap over queries).
+    """
+    p, t = _same_length("pred", pred, "true", true)
+    _same_length("pred", p, "group", group)
+    g = np.asarray(group)
+    ids, vals = [], []
+    for idx in _groups(g):
+        if idx.size < min_size or np.ptp(t[idx]) == 0:
+            continue
+        ids.append(g[idx[0]])
+        vals.append(0.0 if np.ptp(p[idx]) == 0 else float(stats.spearmanr(p[idx], t[idx]).statistic))
+    return np.asarray(ids), np.asarray(vals, dtype=float)
+
+
 def spearman_within(pred, true, group, min_size: int = 3) -> float:
     """Mean over groups of the Spearman correlation of ``pred`` with ``true`` inside each group (ties averaged).
 
     Used with group = query restricted to the queried entity's own documents: it measures ordering by
     adequacy among documents that are all relevant, which relevance alone cannot do. Groups with fewer than
     ``min_size`` members or a constant ``true`` are skipped; a group with constant ``pred`` counts 0 (no
-    ordering information), so a collapsed model scores 0, not NaN.
+    ordering information), so a collapsed model scores 0, not NaN. The per-group values are
+    :func:`spearman_per_group`'s.
     """
-    p, t = _same_length("pred", pred, "true", true)
-    _same_length("pred", p, "group", group)
-    vals = []
-    for idx in _groups(group):
-        if idx.size < min_size or np.ptp(t[idx]) == 0:
-            continue
-        if np.ptp(p[idx]) == 0:
-            vals.append(0.0)
-            continue
-        vals.append(float(stats.spearmanr(p[idx], t[idx]).statistic))
-    return float(np.mean(vals)) if vals else float("nan")
+    _, vals = spearman_per_group(pred, true, group, min_size)
+    return float(np.mean(vals)) if vals.size else float("nan")
 
 
 def spearman(pred, true) -> float:
