@@ -197,16 +197,16 @@ def neighborhood_attention(q, k, v, kernel_size: int, dilation: int = 1, scale: 
     slab = starts[:, :, :1] + torch.arange(S, device=q.device)  # [d, nb, S]
     # Key j of the slab is in query t's window iff start_t <= slab_j < start_t + k.
     rel = slab[:, :, None, :] - starts[:, :, :, None]  # [d, nb, Q, S]
-    allowed = (rel >= 0) & (rel < ks)
+    # additive mask: 0 inside the window, -inf outside (one add over the scores instead of a masked_fill)
+    bias = torch.zeros(rel.shape, dtype=q.dtype, device=q.device).masked_fill_((rel < 0) | (rel >= ks), float("-inf"))
     slab = slab.clamp(max=Lg - 1)  # out-of-range slab slots are never allowed; clamp to gather safely
 
     flat = slab.reshape(d, n_blocks * S)
     index = flat[None, None, :, :, None].expand(B, H, d, n_blocks * S, D)
     ks_ = kg.gather(3, index).view(B, H, d, n_blocks, S, D)
     vs_ = vg.gather(3, index).view(B, H, d, n_blocks, S, D)
-    qb = qg.view(B, H, d, n_blocks, Q, D)
-    scores = (qb @ ks_.transpose(-1, -2)) * scale  # [B, H, d, nb, Q, S]
-    scores = scores.masked_fill(~allowed, float("-inf"))
+    qb = qg.view(B, H, d, n_blocks, Q, D) * scale  # scaling q (Q x D) costs less than scaling the scores (Q x S)
+    scores = qb @ ks_.transpose(-1, -2) + bias  # [B, H, d, nb, Q, S]
     out = scores.softmax(dim=-1) @ vs_  # [B, H, d, nb, Q, D]
     # Undo the grouping: [B, H, d, Lq, D] -> [B, H, Lg, d, D] -> [B, H, L, D].
     out = out.reshape(B, H, d, Lq, D)[:, :, :, :Lg].transpose(2, 3).reshape(B, H, d * Lg, D)
