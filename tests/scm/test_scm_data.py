@@ -132,3 +132,42 @@ def test_labels_align_with_smollm2_tokens():
             first = s.sentences[s.sentence_labels.index(1)]
             end_tok = tok.decode(e.input_ids[e.prompt_len + e.first_harm_end - 1:e.prompt_len + e.first_harm_end])
             assert first.endswith(end_tok.strip())
+
+
+# ------------------------------------------------------------ issue #62: shared long preambles (claim c7)
+def test_pairs_share_prompt_opener_and_preamble_and_differ_after_it():
+    """Each pair is the same text up to the end of its preamble, so naive labels (a harmful answer's every token
+    harmful) mark one prefix 1 in one answer and 0 in the other; harm starts after the preamble."""
+    from neurips25.scm.data import LONG_PREAMBLE
+
+    behaviors = [(f"Explain bad thing {i}", "illegal") for i in range(6)]
+    s = StreamHarmSynth(seed=3, behaviors=behaviors, moderator_error=0.0).generate_pairs(40, preamble=(4, 8))
+    assert len(s) == 80
+    for a, b in zip(s[::2], s[1::2]):
+        harm, safe = (a, b) if a.label else (b, a)
+        assert harm.label == 1 and safe.label == 0 and harm.prompt == safe.prompt
+        n_pre = harm.sentence_labels.index(1)
+        assert harm.sentences[:n_pre] == safe.sentences[:n_pre]  # opener (+ transition) and preamble
+        pre = [x for x in harm.sentences[:n_pre] if x in LONG_PREAMBLE]
+        assert 4 <= len(pre) <= 8 and len(set(pre)) == len(pre)
+        assert set(harm.sentence_labels[n_pre:]) <= {0, 1} and not any(safe.sentence_labels)
+        assert harm.sentences[n_pre:] != safe.sentences[n_pre:]
+    assert {a.label for a in s[::2]} == {0, 1}  # the order inside a pair is random
+    with pytest.raises(ValueError, match="`preamble`"):
+        StreamHarmSynth(seed=0, behaviors=behaviors).generate_pairs(2, preamble=(0, 3))
+    with pytest.raises(ValueError, match="`n_pairs`"):
+        StreamHarmSynth(seed=0, behaviors=behaviors).generate_pairs(0)
+
+
+def test_premature_stop_rate_counts_stops_before_any_harm():
+    """c7's second figure: a safe answer stopped at all, or a harmful one stopped before its first harmful token,
+    over all answers (hand case)."""
+    from neurips25.scm.reproduce import premature_stop_rate
+    from neurips25.scm.stream import DelayKPolicy
+
+    probs = [np.array([0.9, 0.1, 0.1, 0.9]),  # harmful, onset 3: stops at 1, premature
+             np.array([0.1, 0.1, 0.9, 0.9]),  # harmful, onset 3: stops at 3, in time
+             np.array([0.1, 0.95, 0.1, 0.1]),  # safe: stops at 2, premature
+             np.array([0.1, 0.1, 0.1, 0.1])]  # safe: never stopped
+    assert premature_stop_rate(probs, [3, 3, 0, 0], DelayKPolicy(1, 0.8)) == pytest.approx(0.5)
+    assert premature_stop_rate(probs, [3, 3, 0, 0], DelayKPolicy(2, 0.8)) == pytest.approx(0.0)  # k=2: 1st at 4

@@ -101,12 +101,19 @@ def _eos_ids(generator, tokenizer) -> set[int]:
     return ids
 
 
+def forced_ids(tokenizer, body: str) -> list[int]:
+    """The token ids of a forced answer start, as fed after the prompt's ids (tokenised on its own, so the
+    live generation and the training continuations split prompt and body the same way)."""
+    return list(tokenizer(body, add_special_tokens=False).input_ids)
+
+
 @torch.no_grad()
 def own_continuations(generator, tokenizer, prompts: Sequence[str], harmful: Sequence, *, prefill: str = "",
                       max_new_tokens: int = 32, seed: int = 0, do_sample: bool = True, temperature: float = 0.8,
                       top_k: int = 0, top_p: float = 0.95, batch_size: int = 16,
-                      frame: Callable[[str], str] = prompt_prefix) -> list[Encoded]:
-    """Sample ``generator``'s continuation of every prompt and label it by its prompt.
+                      frame: Callable[[str], str] = prompt_prefix, bodies: Sequence[str] | None = None
+                      ) -> list[Encoded]:
+    """Sample ``generator``'s continuation of every prompt and label it by its prompt (or by a forced body).
 
     Parameters
     ----------
@@ -127,6 +134,11 @@ def own_continuations(generator, tokenizer, prompts: Sequence[str], harmful: Seq
         greedy (the other three are then ignored).
     batch_size : int
         Prompts per ``generate`` call, left-padded (greedy gives the same tokens as one prompt at a time).
+    bodies : sequence of str, optional
+        Per prompt, a forced start of the answer (issue #62): its tokens are fed after ``frame(prompt) + prefill``
+        and the model continues from them; unlike the prefill they belong to the ANSWER (watched and labelled),
+        so ``harmful`` then says whether the forced body is harmful, and the same prompt can appear twice, with
+        a harmful and a benign body. ``kind`` becomes ``"forced_harmful"`` / ``"forced_benign"``.
 
     Returns
     -------
@@ -153,6 +165,9 @@ def own_continuations(generator, tokenizer, prompts: Sequence[str], harmful: Seq
         flags.append(bool(h))
     if not isinstance(prefill, str):
         raise ValueError(f"`prefill` must be a string; got {type(prefill).__name__}")
+    if bodies is not None and (isinstance(bodies, str) or len(bodies) != len(prompts)
+                               or any(not isinstance(b, str) or not b.strip() for b in bodies)):
+        raise ValueError(f"`bodies` must give one non-empty string per prompt ({len(prompts)})")
     max_new_tokens, batch_size = _positive_int("max_new_tokens", max_new_tokens), _positive_int("batch_size",
                                                                                                  batch_size)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
@@ -170,7 +185,9 @@ def own_continuations(generator, tokenizer, prompts: Sequence[str], harmful: Seq
     eos = _eos_ids(generator, tokenizer)
     pad = getattr(tokenizer, "pad_token_id", None)
     pad = int(pad) if isinstance(pad, numbers.Integral) else (min(eos) if eos else 0)
-    ids = [list(tokenizer(frame(p) + prefill, add_special_tokens=False).input_ids) for p in prompts]
+    prompt_ids = [list(tokenizer(frame(p) + prefill, add_special_tokens=False).input_ids) for p in prompts]
+    forced = [[] for _ in prompts] if bodies is None else [forced_ids(tokenizer, b) for b in bodies]
+    ids = [a + b for a, b in zip(prompt_ids, forced)]
     sampling = dict(do_sample=True, temperature=float(temperature), top_k=int(top_k), top_p=float(top_p)) \
         if do_sample else dict(do_sample=False, temperature=None, top_k=None, top_p=None)
     generated: list[list[int]] = [[] for _ in prompts]
@@ -192,8 +209,9 @@ def own_continuations(generator, tokenizer, prompts: Sequence[str], harmful: Seq
             generated[i] = new[:cut]
     out_samples = []
     for i, flag in enumerate(flags):
-        e = label_continuation(tokenizer, ids[i], generated[i], flag,
-                               "own_harmful_prompt" if flag else "own_benign_prompt")
+        kind = (("forced_harmful" if flag else "forced_benign") if bodies is not None
+                else ("own_harmful_prompt" if flag else "own_benign_prompt"))
+        e = label_continuation(tokenizer, prompt_ids[i], forced[i] + generated[i], flag, kind)
         if e is not None:
             out_samples.append(e)
     return out_samples
