@@ -13,6 +13,11 @@ issue before any run; means over seeds: 1 at quick, 3 at paper):
 2. c2_narrow_gate (headline): native toy: text->[EOI] knockout in all layers drops task accuracy (mean of
    caption and VQA accuracy) by >= 40 points while 10 random image tokens drop it <= 5; adapter toy: [EOI]
    knockout drops <= 10, all-image knockout >= 40. Control: the adapter toy under the native criterion.
+   Positive control (issue #62): ``trained_gate``, a native toy trained under a regime whose training attention
+   mask lets the text after the image read the image only through [EOI], measured with no mask, exactly as the
+   method is (it replaced ``gated_toy``, the same weights measured inside that mask, which showed only that the
+   measurement sees a wired gate; the masked numbers are kept as a detail). c2b's negative control and c4's
+   positive control are the same ``trained_gate``.
 3. c3_attention_share (supporting): native [EOI] share of text->image attention >= 0.5 in at least half of
    the layers; adapter's largest single-position share <= 0.3 in at least half of the layers (our reading:
    the same "half of the layers" as the native side). Controls: each toy under the other's criterion (negative);
@@ -346,10 +351,15 @@ def train_pair(world: ShapesWorld, cfg: dict, patch: int, seed: int, ablation: b
     t = time.process_time()
     loss = train_native(g, data, tok, TrainConfig(steps=cfg["gated_steps"]), seed, generation=True,
                         gate_through_eoi=True, shuffled_captions=cfg["gated_shuffled_captions"])
+    timing["gated"] = time.process_time() - t
+    # issue #62: the positive control is the trained model measured as the method is, with no mask at measurement
+    # time (``trained_gate``); the same weights inside the hand-set evaluation mask (``gated``) are kept as a detail
+    evs = [ToyEval.build(g, b, tok) for b in (ev_batch, base, src)]
+    out["trained_gate"] = {**study(g, *evs, seed, cfg["n_draws"], full=False),
+                           "final_loss": float(np.mean(loss[-20:]))}
     with routed_through_eoi(g, n_img):
         evs = [ToyEval.build(g, b, tok) for b in (ev_batch, base, src)]
         out["gated"] = {**study(g, *evs, seed, cfg["n_draws"], full=False), "final_loss": float(np.mean(loss[-20:]))}
-    timing["gated"] = time.process_time() - t
     t = time.process_time()
     lg = measure(learned_gate_share, data, ev_batch, tok, cfg, n_img, seed)
     out["learned_gate"] = {**lg.raw(), "provenance": lg.provenance}
@@ -414,7 +424,9 @@ def _figure(runs: dict, out: Path) -> None:
 # ----- the reproduction ----------------------------------------------------------------------------
 STAND_IN = ("toy VLMs (4 layers, ~0.7M parameters) trained here from scratch on one-object ShapesWorld images, "
             "standing in for Chameleon / Emu3 (native) and LLaVA (adapter), none offline: a verdict says whether the "
-            "effect forms in such a toy, not whether a pretrained VLM has it")
+            "effect forms in such a toy, not whether a pretrained VLM has it; nothing here confirms or refutes the "
+            "gate in Chameleon / Emu3. The knockout toolkit itself is exact on the real model classes (c1 and the "
+            "contract rows), so it can be pointed at a real VLM")
 
 
 def declare_claims(scale=None) -> list:
@@ -438,8 +450,10 @@ def declare_claims(scale=None) -> list:
               paper_value="'substantial performance collapse across all tasks' for Chameleon / Emu3 with [EOI] "
               "ablated (numbers not available here)", kind="headline",
               controls=[Control.negative("adapter_toy", "the adapter (LLaVA-like) toy under the same criterion"),
-                        Control.positive("gated_toy", "a native toy wired so the text reads the image only through "
-                                         "[EOI] (text->image-token edges masked in training and evaluation)")],
+                        Control.positive("trained_gate", "a native toy trained under a regime that routes the image "
+                                         "through [EOI] (in training, text after the image cannot attend to image "
+                                         "tokens, only to [EOI]: the training attention mask), measured as the method "
+                                         "is, with no mask at measurement time")],
               preconditions=[Precondition("the toy solves the task (text accuracy >= 60%)",
                                           lambda m: m["baseline"] >= 60)], **where),
         Claim("c2b_adapter_distributed", "Non-native models spread image-to-text communication: [EOI] knockout is "
@@ -449,7 +463,8 @@ def declare_claims(scale=None) -> list:
                         "[EOI] <= 10 and all image >= 40"),
               paper_value="nearly harmless [EOI] ablation for LLaVA-like models (numbers not available here)",
               kind="supporting",
-              controls=[Control.negative("gated_toy", "the single-gate toy under the same criterion")],
+              controls=[Control.negative("trained_gate", "the toy trained under the [EOI]-only regime (no mask at "
+                                         "measurement time) under the same criterion")],
               no_positive_control="no model here spreads the image over many tokens by construction; the adapter "
                                   "toy is the only distributed candidate",
               preconditions=[Precondition("the toy solves the task (text accuracy >= 60%)",
@@ -471,7 +486,8 @@ def declare_claims(scale=None) -> list:
               kind="supporting",
               controls=[Control.negative("random_image_position", "the native toy patched at a random image "
                                          "position instead of [EOI]"),
-                        Control.positive("gated_toy", "the single-gate toy patched at [EOI]")], **where),
+                        Control.positive("trained_gate", "the toy trained under the [EOI]-only regime, patched at "
+                                         "[EOI], no mask at measurement time")], **where),
         Claim("c5_residual_gap", "Image and text embeddings are more separated in the residual stream of native "
               "models.",
               Criterion.at_most("max_gap", 0.0, "native image-text cosine < adapter's in every layer of the last "
@@ -525,7 +541,7 @@ def run(scale, seed, out):
     tables = {}
     for tag in runs:
         t = {}
-        for toy in ("native", "adapter", "gated"):
+        for toy in ("native", "adapter", "gated", "trained_gate"):
             t[toy] = {"baseline": mean(lambda r, toy=toy: r[toy]["sweep"]["baseline"], tag),
                       **{f"{tg}_drop_from_{st}": mean(drop(toy, tg, st), tag)
                          for tg in ("eoi", "random", "all_image") for st in (0, 1)},
@@ -560,10 +576,10 @@ def run(scale, seed, out):
         x = g[toy]
         return {"eoi_drop": x["eoi_drop_from_1"], "random_drop": x["random_drop_from_1"], "baseline": x["baseline"],
                 "eoi_drop_from_0": x["eoi_drop_from_0"], "random_drop_from_0": x["random_drop_from_0"]}
-    n, a, q = g["native"], g["adapter"], g["gated"]
+    n, a, q, tg = g["native"], g["adapter"], g["gated"], g["trained_gate"]
     prov = "; ".join(provs)
     claims[1].record(gate_figs("native"), controls={"adapter_toy": Figures(gate_figs("adapter"), prov),
-                                                    "gated_toy": Figures(gate_figs("gated"), prov)},
+                                                    "trained_gate": Figures(gate_figs("trained_gate"), prov)},
                      details=tables, note=(
                          "task = mean of caption and VQA accuracy (%) over predictions made at text positions after "
                          "the image (teacher-forced; the caption's first word, predicted at [EOI], left out); knockout "
@@ -575,17 +591,20 @@ def run(scale, seed, out):
         x = g[toy]
         return {"eoi_drop": x["eoi_drop_from_1"], "all_image_drop": x["all_image_drop_from_1"],
                 "baseline": x["baseline"], "eoi_drop_from_0": x["eoi_drop_from_0"]}
-    claims[2].record(spread_figs("adapter"), controls={"gated_toy": Figures(spread_figs("gated"), prov)})
+    claims[2].record(spread_figs("adapter"), controls={"trained_gate": Figures(spread_figs("trained_gate"), prov)},
+                     details={"gated_toy_eval_mask": spread_figs("gated")})
     lg = g["learned_gate"]
     claims[3].record({"native_eoi_frac": n["eoi_frac"], "adapter_max_frac": a["max_frac"]}, controls={
         "swapped": Figures({"native_eoi_frac": a["eoi_frac"], "adapter_max_frac": n["max_frac"]}, prov),
         "learned_gate": Figures({"native_eoi_frac": lg["eoi_frac"], "adapter_max_frac": a["max_frac"]},
                                 lg["provenance"])},
         details={"native_eoi_share": n["eoi_share"], "adapter_max_single": a["max_single"],
-                 "learned_gate": lg, "gated_toy_eoi_share_by_construction": q["eoi_share"]})
+                 "learned_gate": lg, "gated_toy_eoi_share_by_construction": q["eoi_share"],
+                 "trained_gate_eoi_share_no_mask": tg["eoi_share"]})
     claims[4].record({"native_flip": n["flip"], "adapter_flip": a["flip"]}, controls={
         "random_image_position": Figures({"native_flip": n["flip_random_position"], "adapter_flip": a["flip"]}, prov),
-        "gated_toy": Figures({"native_flip": q["flip"], "adapter_flip": a["flip"]}, prov)})
+        "trained_gate": Figures({"native_flip": tg["flip"], "adapter_flip": a["flip"]}, prov)},
+        details={"gated_toy_eval_mask_flip": q["flip"], "trained_gate_flip_by_layer": tg["flip_by_layer"]})
     ct, cu = g["cosine_trained"], g["cosine_untrained"]
     claims[5].record({"max_gap": ct["max_gap"]}, controls={"untrained_toys": Figures({"max_gap": cu["max_gap"]}, prov)},
                      details={"trained": ct, "untrained": cu})

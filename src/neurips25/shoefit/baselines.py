@@ -27,6 +27,13 @@ def _bbox(m: np.ndarray):
     return ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
 
 
+def nearest_view_index(azimuth) -> torch.Tensor:
+    """Index of the product view (azimuths ``VIEW_AZIMUTHS``) nearest each target azimuth (degrees), ``(N,)`` long."""
+    az = torch.as_tensor(azimuth, dtype=torch.float64).reshape(-1) % 360
+    ref = torch.tensor(VIEW_AZIMUTHS, dtype=torch.float64)
+    return ((az[:, None] - ref[None] + 180) % 360 - 180).abs().argmin(1)
+
+
 def copy_view_baseline(data, choice: str = "nearest", *, seed: int = 0, scene_light: bool = True) -> torch.Tensor:
     """Predictions ``(N, 3, S, S)`` in [-1, 1]: a product view copied into each item's shoe region.
 
@@ -43,7 +50,7 @@ def copy_view_baseline(data, choice: str = "nearest", *, seed: int = 0, scene_li
     views = ((data.ref_views.numpy() + 1) / 2)
     vmask, mask = data.ref_masks.numpy()[:, :, 0], data.mask.numpy()[:, 0]
     az = data.azimuth.numpy() % 360
-    nearest = np.argmin(np.abs((az[:, None] - np.array(VIEW_AZIMUTHS)[None] + 180) % 360 - 180), 1)
+    nearest = nearest_view_index(data.azimuth).numpy()
     out = ((data.model_image.numpy() + 1) / 2).copy()
     for i in range(len(az)):
         if mask[i].sum() == 0:
