@@ -16,6 +16,7 @@ no exploration or exploitation content).
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from collections.abc import Callable, Sequence
 
@@ -53,8 +54,21 @@ def exploit_step(dag: ReasoningDAG, n: str) -> str:
     return f"since {a} = {dag.value[a]} , {b} = {dag.value[b]} , {solve_step(dag, n)}"
 
 
+@dataclasses.dataclass(frozen=True)
+class StepTemplates:
+    """How the three kinds of step are written: ``solve(dag, n)``, ``explore(dag, n, missing)`` and
+    ``exploit(dag, n)``, each returning one step's text. The default is the word-level mini-iGSM wording; a
+    natural-language wording for a pretrained LM (Countdown on SmolLM2) is
+    :data:`neurips25.behavior_injection.rg_tasks.COUNTDOWN_TEMPLATES`."""
+
+    solve: Callable[[ReasoningDAG, str], str] = solve_step
+    explore: Callable[[ReasoningDAG, str, str], str] = explore_step
+    exploit: Callable[[ReasoningDAG, str], str] = exploit_step
+
+
 def inject_behaviors(solution_graph: ReasoningDAG, p_explore: float, p_exploit: float,
-                     rng: np.random.Generator | int, order: Sequence[str] | None = None) -> list[str]:
+                     rng: np.random.Generator | int, order: Sequence[str] | None = None,
+                     templates: StepTemplates | None = None) -> list[str]:
     """The BRIDGE-augmented steps of a solution (Alg. 1), without the final answer.
 
     Parameters
@@ -72,7 +86,12 @@ def inject_behaviors(solution_graph: ReasoningDAG, p_explore: float, p_exploit: 
     -------
     list of str
         Steps; ``" ".join(steps)`` is the chain of thought. With both probabilities 0 it is the reference.
+    templates : StepTemplates, optional
+        The wording of each step (default: the word-level mini-iGSM wording).
     """
+    tpl = StepTemplates() if templates is None else templates
+    if not isinstance(tpl, StepTemplates):
+        raise TypeError(f"`templates` must be a StepTemplates, got {type(templates).__name__}")
     if not isinstance(solution_graph, ReasoningDAG):
         raise TypeError(f"`solution_graph` must be a ReasoningDAG, got {type(solution_graph).__name__}")
     p_explore, p_exploit = _check_p("p_explore", p_explore), _check_p("p_exploit", p_exploit)
@@ -94,15 +113,15 @@ def inject_behaviors(solution_graph: ReasoningDAG, p_explore: float, p_exploit: 
         if locked and rng.random() < p_explore:
             n = locked[int(rng.integers(len(locked)))]
             unknown = [p for p in dag.parents[n] if p not in solved]
-            steps.append(explore_step(dag, n, unknown[int(rng.integers(len(unknown)))]))
+            steps.append(tpl.explore(dag, n, unknown[int(rng.integers(len(unknown)))]))
         if rng.random() < p_exploit:
             ready = dag.unlocked(solved, among=remaining)
             n = ready[int(rng.integers(len(ready)))]
-            steps.append(exploit_step(dag, n))
+            steps.append(tpl.exploit(dag, n))
             remaining.remove(n)
         else:
             n = remaining.pop(0)  # parents precede it in a topological order, so it is unlocked
-            steps.append(solve_step(dag, n))
+            steps.append(tpl.solve(dag, n))
         solved.add(n)
     return steps
 

@@ -43,6 +43,7 @@ from neurips25.behavior_injection.influence import (
 from neurips25.behavior_injection.model import build_tokenizer, tiny_llama
 from neurips25.behavior_injection.sft import sft_train
 from neurips25.behavior_injection.tasks import MiniIGSM
+from neurips25.behavior_injection.v3 import V3Config, run_v3
 from neurips25.repro import Claim, LocalContext, Outcome, Scale, progress, register
 from neurips25.repro.claims import Control, Criterion, Precondition, measure
 from neurips25.repro.intervals import mean_interval
@@ -102,6 +103,11 @@ _CHAIN_664K = dict(d_model=128, n_layers=4, n_heads=4, pretrain_steps=1500, sft_
 _V24_TASK = dict(id_ops=(1, 2), ood_ops=(3, 4), distractors=(0, 0), shape="chain", max_new_tokens=80,
                  ood_new_tokens=128)
 
+V3_PAPER = V3Config(task="countdown", n_numbers=3, arms=("plain", "bridge", "filler"), p=0.5, model="smollm2",
+                    rank=16, n_sft=2000, sft_steps=200, sft_batch=8, sft_lr=5e-4, n_rl=1000, rl_steps=30,
+                    rl_queries=8, group_size=8, rl_lr=2e-5, max_new_tokens=64, n_eval=128, n_probe=16, probe_n=8,
+                    chunk=5)
+
 CONFIGS = {
     "smoke": Config(seeds=1, arms=("plain", "bridge", "filler"), n_sft=300, pretrain_steps=6, sft_steps=8,
                     sft_batch=16, rl_steps=2, rl_queries=4, group_size=4, n_eval=12, n_probe=6, probe_n=4,
@@ -113,13 +119,20 @@ CONFIGS = {
     # steps, the only setting calibrated that did not lower the held-out accuracy (-0.016 [-0.060, +0.028]).
     # One paired seed a run (its own base seeded by --seed), so one run fits the 60-minute ceiling on one core
     # (~50 CPU-minutes) and seeds run side by side (`--seeds 0,1 --jobs 2`) or on a cluster.
-    "paper": Config(seeds=1, arms=("plain", "bridge", "filler"), n_rl=5000, **{**_CHAIN_664K, "sft_steps": 2400}),
+    # v3 (issue #60): SmolLM2-135M-Instruct + LoRA on reasoning-gym Countdown with its verifier (instance
+    # "reduced"); settings from the calibration and the cost table in the docs, fixed before any judged run. One
+    # paired seed a run, resumable stage by stage (SFT, readiness, GRPO chunks, evaluation) through the runner's
+    # cache folder; ~3 CPU-hours a seed at one thread.
+    "paper": V3_PAPER,
 }
 
 
 # Configurations outside the three scales, for the diagnoses in the docs. Each runs from the command line:
 #   python -m neurips25.behavior_injection.diagnose config NAME --seed 0 --out DIR
 DIAGNOSTIC_CONFIGS = {
+    # the paper scale of v2.4d - v2.5 (the 664k model on the tree task, SFT 2400 steps), now a stand-in diagnostic
+    "paper_664k_v2.5": Config(seeds=1, arms=("plain", "bridge", "filler"), n_rl=5000,
+                              **{**_CHAIN_664K, "sft_steps": 2400}),
     # the paper scale until v2.3 (the 86k quick model, 5 arms): the docs' v2.3 paper run
     "paper_86k_v2.3": Config(seeds=3, arms=("plain", "bridge", "filler", "explore_only", "exploit_only"),
                              rl_steps=80, n_eval=500, n_probe=48, probe_n=16, **_V24_TASK),
@@ -294,10 +307,22 @@ INSTANCE_NOTE = ("a tiny Llama (86k parameters at quick, 664k at paper) trained 
                  "verdict says whether BRIDGE amplifies GRPO's gain on such a model, not on a pretrained LLM")
 
 
+#: the paper scale's judged claims since v3 (issue #60): c2_rl_gain_smollm2, c3_mechanism_smollm2, ...
+V3_SUFFIX = "_smollm2"
+#: the paper scale since v3 (issue #60)
+REDUCED_NOTE = ("SmolLM2-135M-Instruct (a real pretrained LM, far smaller than the paper's) with LoRA, SFT on "
+                "reasoning-gym Countdown worked solutions (3 numbers, + - *) and GRPO with the task's verifier as the "
+                "reward and the accuracy metric; the paper's iGSM / PromptBench and larger models are not run")
+
+
 def declare_claims(scale: Scale | None = None) -> list[Claim]:
-    """The claims with their criteria, controls and preconditions (fixed before any run; the same at every
-    scale)."""
-    judged = dict(instance="stand-in", instance_note=INSTANCE_NOTE)
+    """The claims with their criteria, controls and preconditions (fixed before any run; the same criteria at
+    every scale). The instance: ``reduced`` at the paper scale (SmolLM2 + Countdown, v3), ``stand-in`` below
+    (the tiny Llama trained here on mini-iGSM)."""
+    v3 = scale is not None and str(scale) == "paper"
+    judged = dict(instance="reduced", instance_note=REDUCED_NOTE) if v3 else dict(instance="stand-in",
+                                                                                   instance_note=INSTANCE_NOTE)
+    sfx = V3_SUFFIX if v3 else ""  # the ledger keys claims by id: SmolLM2's judged claims are their own entries
     return [
         Claim("c1_influence_identity", "one GRPO step's gradient on a query is sqrt(alpha(1-alpha)) times the "
               "mean correct minus mean incorrect score gradient", paper_value="analysis (Sec. 3), no figure",
@@ -312,7 +337,7 @@ def declare_claims(scale: Scale | None = None) -> list[Claim]:
                                            "measured one-step change on held-out queries", strict=True),
               controls=[Control.negative("shuffled_pairs", "predictions paired with the wrong (train, held-out) "
                                          "query pair (r must fail)")]),
-        Claim("c2_rl_gain", "BRIDGE-augmented SFT yields a larger RL gain (RL accuracy - SFT accuracy) than "
+        Claim(f"c2_rl_gain{sfx}", "BRIDGE-augmented SFT yields a larger RL gain (RL accuracy - SFT accuracy) than "
               "plain SFT", kind="headline", **judged,
               paper_value="'significantly' larger gain on iGSM and PromptBench (table values not available)",
               criterion=Criterion.at_least("margin_id", MARGIN, f"ID gain(BRIDGE) - gain(plain) >= {MARGIN:.2f}, "
@@ -325,7 +350,7 @@ def declare_claims(scale: Scale | None = None) -> list[Claim]:
                                           lambda m: BAND[0] <= m["plain_sft_acc_id"] <= BAND[1]),
                              Precondition("plain's RL gain > 0 (lower end of its 95 % interval over the paired "
                                           "ID evaluation problems)", lambda m: m["plain_gain_id_lo"] > 0)]),
-        Claim("c3_mechanism", "BRIDGE makes the SFT model RL-ready: more RL-informative queries and stronger "
+        Claim(f"c3_mechanism{sfx}", "BRIDGE makes the SFT model RL-ready: more RL-informative queries and stronger "
               "co-influence", kind="supporting", **judged,
               paper_value="alpha histograms and co-influence comparison (figures)",
               criterion=Criterion("BRIDGE vs plain before RL, in every paired seed: higher mean sqrt(alpha(1-alpha)), "
@@ -333,7 +358,8 @@ def declare_claims(scale: Scale | None = None) -> list[Claim]:
                                   "share_seeds_all_three", _c3_rule, "= 1 (every seed)"),
               controls=[Control.negative("filler", "the filler SFT model against plain on the same statistics")],
               no_positive_control="no SFT model is known to be RL-ready by construction on this instance"),
-        Claim("c4_filler_control", "length alone (filler steps, no exploration / exploitation) gives no such gain",
+        Claim(f"c4_filler_control{sfx}",
+              "length alone (filler steps, no exploration / exploitation) gives no such gain",
               kind="supporting", **judged,
               criterion=Criterion.at_most("excess_over_plain", MARGIN, f"ID gain(filler) - gain(plain) < {MARGIN:.2f}",
                                           strict=True),
@@ -364,7 +390,7 @@ def paired_gain_interval(per_seed, arm: str) -> tuple[float, float, float]:
 
 def judge_claims(claims, per_seed, infl, cfg) -> dict:
     """Hand every claim's figures (method and controls) to ``Claim.record``; returns the per-arm table."""
-    by = {c.id: c for c in claims}
+    by = {c.id.removesuffix(V3_SUFFIX): c for c in claims}
     # --- c1, c1b -------------------------------------------------------------------------------------------
     if "identity" not in infl:
         why = f"only {infl['n_informative']} probe groups; needs >= 4"
@@ -464,15 +490,20 @@ def _arm_task(item) -> tuple[dict, list[str]]:
 
 
 @register("behavior_injection")
-def run(scale: Scale, seed: int, out: Path, ctx=None) -> Outcome:
-    return run_config(CONFIGS[str(scale)], seed, out, ctx, label=f"scale={scale}")
+def run(scale: Scale, seed: int, out: Path, ctx=None, cache_dir: Path | None = None) -> Outcome:
+    return run_config(CONFIGS[str(scale)], seed, out, ctx, label=f"scale={scale}", cache_dir=cache_dir,
+                      scale=scale)
 
 
-def run_config(cfg: Config, seed: int, out: Path, ctx=None, label: str = "custom config") -> Outcome:
+def run_config(cfg: Config | V3Config, seed: int, out: Path, ctx=None, label: str = "custom config",
+               cache_dir: Path | None = None, scale: Scale | None = None) -> Outcome:
     """The reproduction under any :class:`Config` (``run`` passes the scale's; diagnostics pass their own,
-    e.g. ``DIAGNOSTIC_CONFIGS``), judged by the same fixed criteria."""
+    e.g. ``DIAGNOSTIC_CONFIGS``) or :class:`~neurips25.behavior_injection.v3.V3Config` (SmolLM2 on a
+    reasoning-gym task), judged by the same fixed criteria."""
     import torch
 
+    if isinstance(cfg, V3Config):
+        return run_v3_config(cfg, seed, out, label, cache_dir, scale)
     if not isinstance(cfg, Config):
         raise TypeError(f"`cfg` must be a behavior_injection Config, got {type(cfg).__name__}")
     ctx = ctx if ctx is not None else LocalContext()
@@ -521,3 +552,34 @@ def run_config(cfg: Config, seed: int, out: Path, ctx=None, label: str = "custom
                           f"OOD ops {cfg.ood_ops}; SFT {cfg.sft_steps} steps x {cfg.sft_batch}, GRPO "
                           f"{cfg.rl_steps} steps x {cfg.rl_queries} queries x {cfg.group_size} rollouts; "
                           f"accuracy = greedy exact match on {cfg.n_eval} ID and {cfg.n_eval} OOD problems"))
+
+
+def run_v3_config(cfg: V3Config, seed: int, out: Path, label: str, cache_dir: Path | None,
+                  scale: Scale | None) -> Outcome:
+    """v3: one paired seed of SmolLM2 + LoRA on a reasoning-gym task (:func:`~neurips25.behavior_injection.v3.run_v3`),
+    its stages cached in ``cache_dir`` (kept by the runner when a run is killed, so it resumes), judged by the
+    criteria of :func:`declare_claims`."""
+    t_start, cpu0 = time.perf_counter(), time.process_time()
+    logs: list[str] = []
+    work = Path(cache_dir) if cache_dir is not None else Path(out) / "v3-work"
+    per_seed, infl = run_v3(cfg, seed, work, log=lambda line: (logs.append(line), print(line, flush=True)),
+                            checks=influence_checks)
+    claims = declare_claims(scale if scale is not None else "paper")
+    table = judge_claims(claims, per_seed, infl, cfg)
+    _figures(per_seed, cfg.arms, out)
+    for rec in per_seed[0].values():
+        rec["alpha_probe"] = np.asarray(rec["alpha_probe"]).tolist()
+    cost = {arm: {"sft_cpu_s": r["sft_cpu_s"], "sft_cpu_s_per_step": r["sft_cpu_s"] / cfg.sft_steps,
+                  "grpo_cpu_s": r["grpo_cpu_s"], "grpo_cpu_s_per_step": r["grpo_cpu_s"] / max(1, cfg.rl_steps),
+                  "sft_eval_cpu_s": r["sft_eval_cpu_s"]} for arm, r in per_seed[0].items()}
+    return Outcome(claims, metrics={"config": dataclasses.asdict(cfg), "per_seed": per_seed, "arms": table,
+                                    "influence": {k: v for k, v in (infl or {}).items()
+                                                  if k not in ("no_std", "shuffled_pairs")},
+                                    "cost": cost, "log": logs, "wall_s": time.perf_counter() - t_start,
+                                    "cpu_s_this_process": time.process_time() - cpu0},
+                   notes=(f"{label}: v3, SmolLM2-135M-Instruct + LoRA r={cfg.rank} on reasoning-gym {cfg.task}"
+                          f"{f' ({cfg.n_numbers} numbers)' if cfg.task == 'countdown' else ''}; arms {cfg.arms}; "
+                          f"SFT {cfg.sft_steps} steps x {cfg.sft_batch} at lr {cfg.sft_lr:g}; GRPO "
+                          f"{cfg.rl_steps} steps x {cfg.rl_queries} queries x {cfg.group_size} rollouts at lr "
+                          f"{cfg.rl_lr:g}; accuracy = greedy, scored by the task's verifier, on {cfg.n_eval} held-out "
+                          "items; one paired seed a run"))
