@@ -64,4 +64,4 @@ def test_method_page_examples_run(slug, tmp_path, monkeypatch):
                 pytest.skip(f"docs/{slug}.md line {first_line}: missing install: {err}")
             raise
     cpu = time.process_time() - start
-    assert cpu < 20, f"docs/{slug}.md's examples took {cpu:.0f} s CPU; keep them smoke-sized (a few seconds)"
+    assert cpu < 10, f"docs/{slug}.md's examples took {cpu:.0f} s CPU; keep them smoke-sized (a few seconds)"
