@@ -560,14 +560,15 @@ def table(result: dict) -> str:
     lines += ["", f"Precision `'auto'` on this CPU: **{p['dtype']}** ({p['reason']}).", "",
               "**Kernels** (one thread, the reproductions' quick shapes; time = the least CPU time of the repetitions, "
               "as are the one-thread ceilings; the fraction is of the one-thread ceiling that bounds the kernel):", "",
-              "| kernel | shape | dtype | time | GFLOP | MB moved | GFLOP/s | GB/s | FLOP/B | bound | of ceiling "
-              "| aten ops | us/op |",
+              "| kernel | shape | dtype | CPU time a call | GFLOP a call | MB moved a call | GFLOP/s | GB/s | FLOP/B "
+              "| bound | of ceiling | aten ops | us/op |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["kernels"]:
         if "error" in r:
             lines.append(f"| {r['kernel']} | - | - | error: {r['error'][:120]} | | | | | | | | | |")
             continue
-        per = f"{r['s'] / r['per'] * 1e3:.2f} ms/{r['per_name']}" if r["per"] > 1 else f"{r['s'] * 1e3:.1f} ms"
+        per = f"{r['s'] * 1e3:,.1f} ms" + (f" ({r['s'] / r['per'] * 1e3:.2f} ms/{r['per_name']})" if r["per"] > 1
+                                           else "")
         lines.append(f"| {r['kernel']} | {r['shape']} | {r['dtype']} | {per} | {_fmt(r['flops'] / 1e9, 2)} | "
                      f"{_fmt(r['bytes'] / 1e6)} | {_fmt(r['GFLOPs'], 2)} | {_fmt(r['GBs'], 2)} | "
                      f"{_fmt(r['intensity'], 2)} | {r['bound']} | {r['fraction']:.0%} | {r['ops'] or 'numpy'} | "
@@ -628,7 +629,15 @@ def main(argv=None) -> int:
     ap.add_argument("--quick-ceilings", action="store_true",
                     help="smaller ceiling measurements (a check, not a result)")
     ap.add_argument("--json", default=None, help=f"write the numbers here (default with --write-docs: {JSON_OUT})")
+    ap.add_argument("--from-json", default=None, metavar="PATH",
+                    help="re-render the docs / plot from a saved JSON of this script (no measuring)")
     args = ap.parse_args(argv)
+    if args.from_json:
+        result = json.loads(Path(args.from_json).read_text())
+        print(table(result))
+        if args.write_docs:
+            write_docs(result)
+        return 0
     keys = list(KERNELS) if args.only is None else [k.strip() for k in args.only.split(",")]
     unknown = [k for k in keys if k not in KERNELS]
     if unknown:
