@@ -271,3 +271,18 @@ def test_undecided_negative_control_does_not_pass_but_unmeasured_is_inconclusive
     c3 = claim(crit, controls=(NEG, POS)).record({"lo": 0.1, "hi": 0.3}, controls={
         "trivial": {"lo": -0.1, "hi": -0.05}, "oracle": {"lo": -0.1, "hi": 0.4}})
     assert c3.verdict is Verdict.INCONCLUSIVE and "does not pass" in c3.reason
+
+
+def test_all_of_is_a_three_valued_and_over_its_parts():
+    from neurips25.repro.claims import Criterion
+
+    both = Criterion.all_of(Criterion.count_at_least("tasks", 2), Criterion.at_least("ratio", 0.9))
+    assert both.key == "tasks_count" and "AND" in both.text and ">= 2" in both.threshold
+    assert both.outcome({"tasks": [True, True, False], "ratio": 0.95}) == "pass"
+    assert both.outcome({"tasks": [True, True, False], "ratio": 0.5}) == "fail"
+    assert both.outcome({"tasks": [True, False, False], "ratio": 0.95}) == "fail"
+    assert both.outcome({"tasks": [True, None, False], "ratio": 0.95}) == "undecided"
+    assert both.outcome({"tasks": [True, True], "ratio": float("nan")}) == "unmeasured"
+    assert both.outcome({"tasks": [False, False], "ratio": float("nan")}) == "fail"  # AND with a failed part
+    with pytest.raises(TypeError):
+        Criterion.all_of(both)

@@ -94,12 +94,8 @@ INSTANCE = dict(instance="stand-in", instance_note=(
 def declare_claims(scale: Scale) -> list[Claim]:
     """The four claims with their criteria and controls (nothing measured)."""
     th = thresholds(config_for(Scale.parse(scale)))
-    c4_count = Criterion.count_at_least("tasks", th["need_tasks"])
-
-    def c4_rule(m):
-        won = c4_count.rule(m)
-        ratio_ok = m["hv_ratio_multihead"] >= th["surrogate_ratio"]
-        return False if (won is False or not ratio_ok) else won
+    c4_rule = Criterion.all_of(Criterion.count_at_least("tasks", th["need_tasks"]),
+                               Criterion.at_least("hv_ratio_multihead", th["surrogate_ratio"])).rule
 
     return [
         Claim(

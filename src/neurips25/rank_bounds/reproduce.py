@@ -531,9 +531,7 @@ def declare_claims(scale: Scale) -> list[Claim]:
     big, hi, _ = _grid(cfg)
     cells = Criterion.count_at_least("cells", max(1, 2 * len(big) * len(hi)))
 
-    def c3_rule(m):
-        won = cells.rule(m)
-        return False if (won is False or m["max_slope"] >= 0.5) else won
+    c3_rule = Criterion.all_of(cells, Criterion.at_most("max_slope", 0.5, strict=True)).rule
 
     return [
         Claim("c1_quasi_norms",

@@ -402,6 +402,33 @@ class Criterion:
 
         return cls(text or f"{units_key}: at least {need} units pass", f"{units_key}_count", rule, f">= {need}")
 
+    @classmethod
+    def all_of(cls, *parts: Criterion, text: str | None = None, key: str | None = None) -> Criterion:
+        """Every part must pass ("wins on k of n AND the ratio >= r"): fails when any part fails (even if another
+        part could not be measured), is unmeasured when a part reads a missing figure and none failed, passes when
+        all pass, else undecided. The key figure shown is the first part's unless ``key`` names another; ``text``
+        defaults to the parts' texts joined by "AND"."""
+        if len(parts) < 2 or not all(isinstance(p, Criterion) for p in parts):
+            raise TypeError("all_of needs two or more Criterion objects")
+
+        def rule(m):
+            seen, missing = [], None
+            for p in parts:
+                try:
+                    v = p.rule(m)
+                except Unmeasured as err:  # a part that cannot be read decides nothing, unless another part fails
+                    missing = err
+                    continue
+                seen.append(None if v is None else bool(v))
+            if any(v is False for v in seen):
+                return False
+            if missing is not None:
+                raise missing
+            return True if all(v is True for v in seen) else None
+
+        joined = " AND ".join(p.text for p in parts)
+        return cls(text or joined, key or parts[0].key, rule, " and ".join(p.threshold for p in parts if p.threshold))
+
     def __call__(self, figures: Mapping[str, Any] | None) -> bool | None:
         return _judge(self.rule, figures, f"criterion {self.text!r}")
 

@@ -414,9 +414,7 @@ def declare_claims(scale: Scale) -> list[Claim]:
     strongest = Criterion.count_at_least("strongest", need)
     scaled = Criterion.count_at_least("scaled", need)
 
-    def c4_rule(m):
-        a, b = strongest.rule(m), scaled.rule(m)
-        return False if False in (a, b) else (True if a and b else None)
+    c4_rule = Criterion.all_of(strongest, scaled).rule
 
     return _declare_generated(instance, need, c4_rule) + declare_tu_claims()
 
