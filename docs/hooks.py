@@ -1,4 +1,4 @@
-"""MkDocs hook: the nav lists only the optional pages that exist.
+"""MkDocs hooks: the nav lists only the optional pages that exist; Sphinx roles in docstrings read as code.
 
 ``mkdocs.yml`` names every page in its nav. Most entries must exist: a missing method page is a warning, and
 ``mkdocs build --strict`` fails on it. The pages under ``OPTIONAL`` (``performance.md`` and the per-method
@@ -9,6 +9,7 @@ stays explicit and ordered in ``mkdocs.yml`` and strict everywhere else, instead
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 log = logging.getLogger("mkdocs.hooks.optional_nav")
@@ -44,3 +45,20 @@ def on_config(config, **kwargs):
     if config.nav:
         config.nav = _prune(config.nav, Path(config.docs_dir))
     return config
+
+
+# The docstrings are numpydoc with Sphinx roles (:class:`X`, :func:`~mod.f`); mkdocstrings renders them as Markdown,
+# where a role is left as text before its code span. Rendered pages show the code span alone (a leading "~" of
+# Sphinx's short form dropped: the last dotted part is shown).
+_ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|attr|data|exc|obj|const|math|ref|term):<code>~?([^<]*)</code>")
+
+
+def _role(match: re.Match) -> str:
+    target = match.group(1)
+    if match.group(0).split("<code>", 1)[1].startswith("~"):
+        target = target.rsplit(".", 1)[-1]
+    return f"<code>{target}</code>"
+
+
+def on_page_content(html, **kwargs):
+    return _ROLE.sub(_role, html)
