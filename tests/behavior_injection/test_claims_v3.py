@@ -86,8 +86,10 @@ def test_a_nan_figure_reads_inconclusive_never_a_verdict():
 def test_every_judged_claim_is_a_stand_in_and_controls_are_measured_here():
     c = _judge([_seed((0.4, 0.55), (0.4, 0.75, {}), (0.4, 0.55, {})) for _ in range(2)])
     for claim in c.values():
-        if claim.kind.value != "check":
+        if claim.kind.value != "check" and not claim.id.endswith("_smollm2"):
             assert claim.instance == "stand-in" and "trained here" in claim.instance_note
+        elif claim.kind.value != "check":  # SmolLM2's triple (issue #60): judged at paper only, unmeasured here
+            assert claim.instance == "reduced" and "judged at the paper scale" in claim.reason
     assert c["c2_rl_gain"].control_results[0]["provenance"].startswith("ran ")
     assert c["c4_filler_control"].control_results[0]["provenance"].startswith("ran ")
 

@@ -7,10 +7,14 @@ def test_smoke_reproduction(tmp_path):
     res = run_one("behavior_injection", "smoke", 0, str(tmp_path))
     assert res["status"] == "ok", res["error"]
     by_id = {c["id"]: c for c in res["claims"]}
+    v3 = {"c2_rl_gain_smollm2", "c3_mechanism_smollm2", "c4_filler_control_smollm2"}
     assert set(by_id) == {"c1_influence_identity", "c1b_first_order", "c2_rl_gain", "c3_mechanism",
-                          "c4_filler_control"}
+                          "c4_filler_control"} | v3
     assert all(c["verdict"] != "pending" and c["summary"] for c in res["claims"])
-    assert [c["kind"] for c in res["claims"]].count("headline") == 1
+    # the stand-in's headline is judged here; SmolLM2's (issue #60) only at the paper scale, unmeasured here
+    assert [c["kind"] for c in res["claims"]].count("headline") == 2
+    assert all(by_id[i]["verdict"] == "inconclusive" and "judged at the paper scale" in by_id[i]["reason"]
+               for i in v3)
     assert res["figures"] == ["figures/rl_curves_alpha_hist.png"]
     # verdicts v3 (#48) / v4 (#58): the machinery judged every claim
     assert all(c["decided_by"] == "machinery" for c in res["claims"])

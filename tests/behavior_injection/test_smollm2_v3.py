@@ -136,9 +136,11 @@ def test_paper_path_is_judged_by_the_same_criteria_with_instance_reduced(tmp_pat
     (tmp_path / "out2").mkdir()
     again = run_config(cfg, 0, tmp_path / "out2", cache_dir=tmp_path / "cache", scale="paper")
     by = {c.id: c for c in out.claims}
-    assert {c.id for c in out.claims if c.kind != "check"} == {"c2_rl_gain_smollm2", "c3_mechanism_smollm2",
-                                                               "c4_filler_control_smollm2"}
-    assert {c.instance for c in out.claims if c.kind != "check"} == {"reduced"}
+    v3 = {"c2_rl_gain_smollm2", "c3_mechanism_smollm2", "c4_filler_control_smollm2"}
+    assert {c.instance for c in out.claims if c.id in v3} == {"reduced"}
+    assert {c.instance for c in out.claims if c.kind != "check" and c.id not in v3} == {"stand-in"}
+    assert all("judged at smoke / quick" in (by[c].reason or "") for c in ("c2_rl_gain", "c3_mechanism"))
+    assert "judged at smoke / quick" not in (by["c2_rl_gain_smollm2"].reason or "")
     assert by["c1_influence_identity"].verdict.value == "reproduced"  # planted binary rewards: an identity
     assert set(out.metrics["cost"]) == set(cfg.arms)
     assert out.metrics["arms"]["plain"]["sft_acc_id"] == again.metrics["arms"]["plain"]["sft_acc_id"]

@@ -319,10 +319,15 @@ def declare_claims(scale: Scale | None = None) -> list[Claim]:
     """The claims with their criteria, controls and preconditions (fixed before any run; the same criteria at
     every scale). The instance: ``reduced`` at the paper scale (SmolLM2 + Countdown, v3), ``stand-in`` below
     (the tiny Llama trained here on mini-iGSM)."""
-    v3 = scale is not None and str(scale) == "paper"
-    judged = dict(instance="reduced", instance_note=REDUCED_NOTE) if v3 else dict(instance="stand-in",
-                                                                                   instance_note=INSTANCE_NOTE)
-    sfx = V3_SUFFIX if v3 else ""  # the ledger keys claims by id: SmolLM2's judged claims are their own entries
+    checks = _check_claims()
+    # the ledger keys claims by id, and instance words do not vary by scale: the stand-in's c2-c4 (judged at smoke
+    # and quick) and SmolLM2's c2-c4 (judged at paper) are declared at every scale; each scale records the other
+    # triple as not measured there
+    return (checks + _judged_claims("", dict(instance="stand-in", instance_note=INSTANCE_NOTE))
+            + _judged_claims(V3_SUFFIX, dict(instance="reduced", instance_note=REDUCED_NOTE)))
+
+
+def _check_claims() -> list[Claim]:
     return [
         Claim("c1_influence_identity", "one GRPO step's gradient on a query is sqrt(alpha(1-alpha)) times the "
               "mean correct minus mean incorrect score gradient", paper_value="analysis (Sec. 3), no figure",
@@ -337,6 +342,11 @@ def declare_claims(scale: Scale | None = None) -> list[Claim]:
                                            "measured one-step change on held-out queries", strict=True),
               controls=[Control.negative("shuffled_pairs", "predictions paired with the wrong (train, held-out) "
                                          "query pair (r must fail)")]),
+    ]
+
+
+def _judged_claims(sfx: str, judged: dict) -> list[Claim]:
+    return [
         Claim(f"c2_rl_gain{sfx}", "BRIDGE-augmented SFT yields a larger RL gain (RL accuracy - SFT accuracy) than "
               "plain SFT", kind="headline", **judged,
               paper_value="'significantly' larger gain on iGSM and PromptBench (table values not available)",
@@ -388,9 +398,24 @@ def paired_gain_interval(per_seed, arm: str) -> tuple[float, float, float]:
     return iv.mean, iv.lo, iv.hi
 
 
+#: the controls of each judged claim (to record a triple as not measured at a scale)
+_JUDGED_CONTROLS = {"c2_rl_gain": ("filler",), "c3_mechanism": ("filler",), "c4_filler_control": ("bridge",)}
+
+
 def judge_claims(claims, per_seed, infl, cfg) -> dict:
-    """Hand every claim's figures (method and controls) to ``Claim.record``; returns the per-arm table."""
-    by = {c.id.removesuffix(V3_SUFFIX): c for c in claims}
+    """Hand every claim's figures (method and controls) to ``Claim.record``; returns the per-arm table.
+
+    A :class:`~neurips25.behavior_injection.v3.V3Config` run judges the ``*_smollm2`` claims and records the
+    stand-in's as not measured; a :class:`Config` run the other way round."""
+    v3 = isinstance(cfg, V3Config)
+    ours, other = (V3_SUFFIX, "") if v3 else ("", V3_SUFFIX)
+    by = {c.id: c for c in claims}
+    why = ("judged at the paper scale (SmolLM2 + Countdown, v3); this run is the stand-in" if not v3 else
+           "the stand-in (tiny Llama, mini-iGSM) is judged at smoke / quick; this run is SmolLM2 (v3)")
+    for base, ctls in _JUDGED_CONTROLS.items():
+        if base + other in by:
+            by[base + other].record(None, {c: None for c in ctls}, unmeasured=why)
+        by[base] = by[base + ours]
     # --- c1, c1b -------------------------------------------------------------------------------------------
     if "identity" not in infl:
         why = f"only {infl['n_informative']} probe groups; needs >= 4"
@@ -564,7 +589,7 @@ def run_v3_config(cfg: V3Config, seed: int, out: Path, label: str, cache_dir: Pa
     work = Path(cache_dir) if cache_dir is not None else Path(out) / "v3-work"
     per_seed, infl = run_v3(cfg, seed, work, log=lambda line: (logs.append(line), print(line, flush=True)),
                             checks=influence_checks)
-    claims = declare_claims(scale if scale is not None else "paper")
+    claims = declare_claims(scale)
     table = judge_claims(claims, per_seed, infl, cfg)
     _figures(per_seed, cfg.arms, out)
     for rec in per_seed[0].values():
