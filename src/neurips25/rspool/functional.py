@@ -365,14 +365,18 @@ def to_dense(x: Tensor, batch: Tensor, size: int) -> Tensor:
     n, d = x.shape
     counts = torch.bincount(batch, minlength=size)
     n_max = int(counts.max()) if size > 0 and n > 0 else 0
-    if n > 0 and n == size * n_max and bool((batch[1:] >= batch[:-1]).all()):
+    in_order = n > 0 and bool((batch[1:] >= batch[:-1]).all())  # a PyG batch is sorted by graph
+    if in_order and n == size * n_max:
         return x.reshape(size, n_max, d)
-    order = torch.argsort(batch, stable=True)
-    sorted_batch = batch[order]
+    if in_order:  # no sort and no row gather needed
+        sorted_batch, rows = batch, x
+    else:
+        order = torch.argsort(batch, stable=True)
+        sorted_batch, rows = batch[order], x[order]
     start = torch.cumsum(counts, 0) - counts  # first row of each group in sorted order
     pos = torch.arange(n, device=x.device) - start[sorted_batch]
     h = x.new_zeros(size, n_max, d)
-    return h.index_put((sorted_batch, pos), x[order])
+    return h.index_put((sorted_batch, pos), rows)
 
 
 def _rs_pool_flat(x: Tensor, batch: Tensor, size: int, num_iterations: int, alpha: float,
