@@ -25,7 +25,8 @@ def _claims(headline_passes: bool):
     head = Claim("c2_gap", "the method beats the best baseline by 5x | at most", "ratio >= 5", kind="headline",
                  instance="stand-in", instance_note="a toy").judge(headline_passes, {"ratio": 7.0 if headline_passes
                                                                                       else 1.2}, summary="ratio")
-    check = Claim("c1_exact", "the bound is an identity with $x_i$ and <eos>", "exact", kind="check").judge(True, 0)
+    check = Claim("c1_exact", "the bound is an identity with $x_i$ and <eos> [see 3]", "exact", kind="check"
+                  ).judge(True, 0)
     return [check.to_dict(), head.to_dict()]
 
 
@@ -48,7 +49,7 @@ def test_claims_table_rows_name_every_column_and_escape_markdown():
     assert "| not reproduced" in lines[2]
     # a pipe in a statement must not split the row; $ and <, _ are escaped so the site renders them as text
     assert lines[2].count(" | ") == 7 and "by 5x \\| at most" in lines[2]
-    assert "\\$x\\_i\\$" in lines[3] and "&lt;eos>" in lines[3]
+    assert "\\$x\\_i\\$" in lines[3] and "&lt;eos>" in lines[3] and "\\[see 3\\]" in lines[3]
     assert "Scale `quick`, seeds 0, 1, run finished 2026-12-07; 50 s CPU per seed" in text
     assert claims_table("dbcare", None).startswith("No run of `dbcare` is recorded")
 

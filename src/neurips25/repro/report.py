@@ -464,14 +464,14 @@ DOCS_INDEX = "index.md"
 
 def _escape_markdown(text: str) -> str:
     text = text.replace("\\", "\\\\")
-    for ch in "|*_$`":
+    for ch in "|*_$`[]":
         text = text.replace(ch, "\\" + ch)
     return text.replace("<", "&lt;")
 
 
 def _doc_cell(text) -> str:
-    """A table cell of a docs page: one line; ``|``, ``<``, ``*``, ``_`` and ``$`` escaped outside code spans
-    (``$`` would start MathJax on the site, ``<`` an HTML tag, ``*`` / ``_`` emphasis)."""
+    """A table cell of a docs page: one line; ``|``, ``<``, ``*``, ``_``, ``$`` and brackets escaped outside code
+    spans (``$`` would start MathJax on the site, ``<`` an HTML tag, ``*`` / ``_`` emphasis, ``[...]`` a link)."""
     text = str(text).replace("\n", " ")
     if text.count("`") % 2:  # an unpaired backtick opens no code span: every backtick is a character
         return _escape_markdown(text)
