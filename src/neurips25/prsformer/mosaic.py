@@ -175,6 +175,7 @@ def mosaic_cohort(dosages, cm_position, sizes: Sequence[int], n_tasks: int = 6, 
     -------
     Cohort
         ``truth`` also holds ``group`` (``[N]`` group index), ``donors`` (the donor rows of each group),
+        ``sources`` (the donor row of every genotype, as :func:`mosaic_genotypes` returns them),
         ``segment_cm`` and ``mode``.
 
     Examples
@@ -208,11 +209,12 @@ def mosaic_cohort(dosages, cm_position, sizes: Sequence[int], n_tasks: int = 6, 
         edges = np.concatenate([[0], np.cumsum(counts)])
         groups = [np.sort(perm[a:b]) for a, b in zip(edges[:-1], edges[1:])]
     parts = [mosaic_genotypes(d, n, cm_position, segment_cm=segment_cm, mode=mode, donors=g,
-                              seed=s_split + 1 + i)
+                              seed=s_split + 1 + i, return_sources=True)
              for i, (n, g) in enumerate(zip(sizes, groups))]
-    genotypes = np.concatenate(parts, axis=0)
+    genotypes = np.concatenate([p[0] for p in parts], axis=0)
+    sources = np.concatenate([p[1] for p in parts], axis=0).astype(np.int16 if D < 2**15 else np.int32)
     cohort = cohort_from_genotypes(genotypes, n_tasks, chromosome=chromosome, position=position, h2=h2,
                                    seed=s_pheno, **phenotype_kwargs)
-    cohort.truth.update({"group": np.repeat(np.arange(len(sizes)), sizes), "donors": groups,
+    cohort.truth.update({"group": np.repeat(np.arange(len(sizes)), sizes), "donors": groups, "sources": sources,
                          "segment_cm": float(segment_cm), "mode": mode})
     return cohort
