@@ -170,6 +170,14 @@ def _sorted_percentile(s: np.ndarray, q: float) -> np.ndarray:
     return s[i] + (pos - i) * (s[j] - s[i])
 
 
+def _median_abs(proj: np.ndarray) -> np.ndarray:
+    """``np.median(np.abs(proj), axis=0)``, the same numbers, by a sort: numpy's median partitions each strided
+    column, 3x slower than sorting it at these sizes (500 x 90: 0.54 vs 0.17 ms)."""
+    s = np.sort(np.abs(proj), axis=0)
+    k = s.shape[0] // 2
+    return s[k] if s.shape[0] % 2 else 0.5 * (s[k - 1] + s[k])
+
+
 def _bandwidths(proj: np.ndarray, bandwidth, sorted_proj: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per-column Gaussian KDE bandwidths (J,) from a rule or an absolute value, and a degenerate mask (J,).
 
@@ -183,7 +191,7 @@ def _bandwidths(proj: np.ndarray, bandwidth, sorted_proj: np.ndarray | None = No
     spread = np.minimum(sd, (_sorted_percentile(srt, 75) - _sorted_percentile(srt, 25)) / 1.349)
     spread = np.where(spread > 0, spread, sd)
     # a typical magnitude that far outliers do not set (the max would: 1e6 outliers -> a floor of 1)
-    scale = np.maximum(np.median(np.abs(proj), axis=0), 1.0)
+    scale = np.maximum(_median_abs(proj), 1.0)
     degenerate = spread <= 1e-9 * scale
     if isinstance(bandwidth, str):
         if bandwidth == "scott":
