@@ -52,6 +52,53 @@ def word_problems(n: int, seed: int, n_ops: int = 2) -> tuple[list[str], list[st
     return prompts, answers
 
 
+def gsm_symbolic_problems(n: int, seed: int) -> tuple[list[str], list[str], list[dict], object]:
+    """``n`` GSM-Symbolic items from reasoning-gym (GSM8K templates with fresh numbers), generated offline:
+    ``(prompts, answers, entries, dataset)`` with prompts ``"Question: ... Answer:"``, answers ``" <N>\n"`` (the
+    final number, as :func:`word_problems`), the items (for the verifier) and the dataset whose ``score_answer``
+    is the verifier (:func:`verifier_exact_match`). Needs the ``lm`` extra (``reasoning-gym``)."""
+    from neurips25.extras import require
+
+    if not isinstance(n, numbers.Integral) or n <= 0:
+        raise ValueError(f"`n` must be a positive integer, got {n!r}")
+    rg = require("reasoning_gym", "lm")
+    ds = rg.create_dataset("gsm_symbolic", size=int(n), seed=int(seed))
+    entries = [ds[i] for i in range(int(n))]
+    tail = " Give the result as your final answer. Do not include units."
+    prompts = ["Question: " + e["question"].replace(tail, "").strip() + " Answer:" for e in entries]
+    answers = [f" {e['answer']}\n" for e in entries]
+    return prompts, answers, entries, ds
+
+
+@torch.no_grad()
+def verifier_exact_match(model, tok, prompts: list[str], entries: list[dict], dataset, max_new_tokens: int = 8,
+                         batch_size: int = 16) -> np.ndarray:
+    """Per-item exact match by the task's verifier: greedy decoding of ``max_new_tokens`` after each prompt, the
+    text up to the first newline scored by ``dataset.score_answer`` (1 only at full credit). Prompts are left
+    padded; a teacher-forced exact match (:func:`answer_loss_and_exact_match`) of 1 implies a verifier hit."""
+    if len(prompts) != len(entries) or not prompts:
+        raise ValueError(f"`prompts` and `entries` must be non-empty and of equal length, got {len(prompts)} and "
+                         f"{len(entries)}")
+    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    model.eval()
+    hits = []
+    for s in range(0, len(prompts), batch_size):
+        enc = [tok(p, add_special_tokens=False).input_ids for p in prompts[s:s + batch_size]]
+        width = max(len(e) for e in enc)
+        ids = torch.full((len(enc), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(enc), width), dtype=torch.long)
+        for i, e in enumerate(enc):
+            ids[i, width - len(e):] = torch.tensor(e)
+            mask[i, width - len(e):] = 1
+        out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=int(max_new_tokens), do_sample=False,
+                             top_k=None, top_p=None, temperature=None, pad_token_id=pad,
+                             eos_token_id=tok.eos_token_id)
+        for row, entry in zip(tok.batch_decode(out[:, width:], skip_special_tokens=True), entries[s:s + batch_size]):
+            text = row.lstrip(" ").split("\n")[0].strip()
+            hits.append(float(dataset.score_answer(text, entry) >= 1.0) if text else 0.0)
+    return np.array(hits)
+
+
 def encode_lm(prompts: list[str], answers: list[str], tok, batch_size: int) -> list[dict[str, torch.Tensor]]:
     """Right-padded batches ``{"input_ids", "attention_mask", "labels"}``; labels -100 except the answer."""
     if len(prompts) != len(answers) or not prompts:
