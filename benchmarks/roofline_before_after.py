@@ -4,7 +4,7 @@
 
 The "before" code is read from git (the commit before each change) into a temporary module; both legs run at one
 thread, alternating, and are counted (FLOPs, op-level bytes) and rated exactly as ``benchmarks/roofline.py`` does,
-against a one-thread triad bandwidth measured in the same run.
+against a one-thread triad bandwidth measured in the same run. rspool's timing is of twenty calls (a 1-ms kernel).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ import roofline as R  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 #: kernel -> (module path, commit whose parent holds the "before" code)
 CHANGED = {"prsformer": ("src/neurips25/prsformer/neighborhood_attention.py", "c03830f"),
+           "rspool": ("src/neurips25/rspool/functional.py", "b66bb26"),
+           "sliced_wasserstein": ("src/neurips25/sliced_wasserstein/slicing.py", "40a6e5e"),
            "ctsketch": ("src/neurips25/ctsketch/decompose.py", "c6c516d")}
 
 
@@ -53,6 +55,28 @@ def legs_prsformer(mod):
     return fn
 
 
+def legs_rspool(mod):
+    g = torch.Generator().manual_seed(0)
+    sizes = torch.randint(20, 41, (32,), generator=g)
+    batch = torch.repeat_interleave(torch.arange(32), sizes)
+    x = torch.randn(int(sizes.sum()), 32, generator=g).requires_grad_()
+
+    def fn():
+        for _ in range(20):  # a 1-ms kernel: twenty calls a timing
+            mod.rs_pool(x, batch, num_iterations=2, alpha=20.0).sum().backward()
+            x.grad = None
+    return fn
+
+
+def legs_sliced_wasserstein(mod):
+    from neurips25.sliced_wasserstein import directions
+
+    rng = np.random.default_rng(0)
+    samples = [rng.normal(size=(500, 2)) * rng.uniform(0.5, 2, 2) for _ in range(200)]
+    dirs, u = directions(2, 90), mod.quantile_levels(201)
+    return lambda: mod.sliced_quantiles(samples, dirs, u, method="kde")
+
+
 def legs_ctsketch(mod):
     from neurips25.ctsketch import tensorize
 
@@ -67,17 +91,22 @@ def main() -> None:
     bw = R.stream(1, 2 ** 27)["triad_GBs"]
     torch.set_num_threads(1)
     print(f"load {R.loadavg()}; one-thread triad {bw:.1f} GB/s (float64 arrays of 1 GiB)")
-    builders = {"prsformer": legs_prsformer, "ctsketch": legs_ctsketch}
+    builders = {"prsformer": legs_prsformer, "rspool": legs_rspool, "sliced_wasserstein": legs_sliced_wasserstein,
+                "ctsketch": legs_ctsketch}
     for key, (path, commit) in CHANGED.items():
         new = importlib.import_module(path.removeprefix("src/").removesuffix(".py").replace("/", "."))
         fns = {"before": builders[key](old_module(path, commit, f"old_{key}")), "after": builders[key](new)}
         counts, times = {}, {k: [] for k in fns}
         for name, fn in fns.items():
             fn()
+            if key == "sliced_wasserstein":  # numpy: the formula of roofline.py's row, the same for both
+                spec = R.k_sliced_wasserstein()
+                counts[name] = (spec["flops"], spec["bytes"], None)
+                continue
             with R.Counter() as c:
                 fn()
             counts[name] = (c.total_flops, c.bytes, c.ops)
-        for r in range(9):  # interleaved, the order alternating
+        for r in range(5 if key == "sliced_wasserstein" else 9):  # interleaved, the order alternating
             for name in (fns if r % 2 == 0 else list(fns)[::-1]):
                 t = time.process_time()
                 fns[name]()
