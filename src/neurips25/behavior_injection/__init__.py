@@ -11,15 +11,17 @@ chains of thought, written as DAGs of intermediate quantities, with exploration 
 the missing input, back off) and exploitation (gather known values, solve a ready node) steps that are
 correct in context and leave the final answer unchanged.
 
-Here: a mini-iGSM task with exact-match reward, a Countdown-style task with a derivation verifier, the
-augmentation, SFT and GRPO for any Hugging Face causal LM (a tiny ``LlamaForCausalLM`` built offline is the
-default policy), the influence analysis (``rl_readiness``) and a cross-check of the GRPO loss against TRL's
+Here: a mini-iGSM task with exact-match reward, a Countdown-style task with a derivation verifier, reasoning-gym's
+Countdown and GSM-Symbolic with their verifiers (``RGCountdown``, ``RGGSMSymbolic``), the augmentation, SFT and GRPO
+for any Hugging Face causal LM (a tiny ``LlamaForCausalLM`` built offline, or SmolLM2-135M-Instruct with LoRA:
+``lora_policy``), the influence analysis (``rl_readiness``) and a cross-check of the GRPO loss against TRL's
 ``GRPOTrainer``. Reconstructed (the full text was not available): the template wording, the way the
 probability p is applied per step, the length-normalised score gradients. See docs/behavior_injection.md.
 """
 
 from neurips25.behavior_injection.augment import (
     BehaviorInjector,
+    StepTemplates,
     exploit_step,
     explore_step,
     filler_like,
@@ -48,7 +50,9 @@ from neurips25.behavior_injection.influence import (
     sample_groups,
 )
 from neurips25.behavior_injection.model import build_tokenizer, tiny_llama
+from neurips25.behavior_injection.rg_tasks import RGCountdown, RGGSMSymbolic, countdown_graph, extract_answer
 from neurips25.behavior_injection.sft import sft_train
+from neurips25.behavior_injection.smollm2 import lora_policy
 from neurips25.behavior_injection.tasks import MiniIGSM, Problem, exact_match_reward, parse_answer, parse_solution
 from neurips25.behavior_injection.trl_check import advantage_scale, build_trl_trainer, trl_loss_crosscheck
 
@@ -59,4 +63,5 @@ __all__ = [
     "influence_identity_error", "co_influence", "first_order_check", "rl_readiness", "build_tokenizer",
     "tiny_llama", "sft_train", "MiniIGSM", "Problem", "exact_match_reward", "parse_answer", "parse_solution",
     "Countdown", "verify_derivation", "trl_loss_crosscheck", "build_trl_trainer", "advantage_scale",
+    "StepTemplates", "RGCountdown", "RGGSMSymbolic", "countdown_graph", "extract_answer", "lora_policy",
 ]

@@ -201,8 +201,10 @@ def countdown_graph(expression: str) -> tuple[ReasoningDAG, tuple[str, ...]]:
 
     Raises ValueError on anything else (division, unary minus, names), which :class:`RGCountdown` skips.
 
+    Examples
+    --------
     >>> g, order = countdown_graph("5*(65 + 35)")
-    >>> [g.value[n] for n in order]
+    >>> [int(g.value[n]) for n in order]
     [100, 500]
     """
     try:
@@ -359,13 +361,15 @@ def inject_lines(graph: LineGraph, order, p_explore: float, p_exploit: float, rn
 class RGGSMSymbolic(_RGTask):
     """reasoning-gym's GSM-Symbolic (GSM8K templates, fresh numbers, worked solutions), as a BRIDGE task.
 
+    The prompt is the question; the plain completion is the worked solution without its ``#### N`` line, then
+    ``Answer: N``; the verifier compares the number.
+
     Parameters
     ----------
     seed : int, default 0
+        reasoning-gym's dataset seed.
     size : int, default 100000
-
-    The prompt is the question; the plain completion is the worked solution without its ``#### N`` line, then
-    ``Answer: N``; the verifier compares the number.
+        The dataset's length.
     """
 
     name = "gsm_symbolic"
