@@ -549,7 +549,8 @@ def table(result: dict) -> str:
              "**Ceilings** (same run): matmul peak from a "
              f"{result['matmul_n']}^3 `torch.mm`; bandwidth from STREAM copy / triad on float64 arrays of "
              f"{c['stream_array_bytes'] / 2 ** 20:,.0f} MiB each (last-level cache {c['llc_bytes'] / 2 ** 20:,.0f} "
-             "MiB).", "",
+             "MiB). One-thread rows are timed in CPU seconds, the all-thread row in wall seconds (on a loaded "
+             "machine it reads low).", "",
              "| threads | fp32 GFLOP/s | fp64 GFLOP/s | bf16 GFLOP/s | copy GB/s | triad GB/s |",
              "|---|---|---|---|---|---|"]
     for key in sorted(k for k in c if k.startswith("t") and k[1:].isdigit()):
