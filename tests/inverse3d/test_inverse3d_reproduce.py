@@ -9,7 +9,7 @@ def test_smoke_reproduction(tmp_path):
     res = run_one("inverse3d", "smoke", 0, str(tmp_path))
     assert res["status"] == "ok", res["error"]
     ids = [c["id"] for c in res["claims"]]
-    assert ids == ["c1_solver", "c2_sim_drag", "c3_ablation", "c4_physics_branch", "c5_mesh_surrogate"]
+    assert ids == ["c1_solver", "c1_phiflow", "c2_sim_drag", "c3_ablation", "c4_physics_branch", "c5_mesh_surrogate"]
     assert all(c["verdict"] != "pending" and c["summary"] for c in res["claims"])
     assert [c["kind"] for c in res["claims"]].count("headline") == 1
     # verdicts v3: the machinery judges every claim, each with its declared controls measured

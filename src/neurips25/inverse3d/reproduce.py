@@ -91,6 +91,7 @@ SHUF_REFINE, ORACLE_REFINE = "control: guided + shuffled-label GNN refine", "con
 
 # criteria (fixed before the runs; issue #52)
 SPHERE_TOL, GRID_TOL, STEADY_TOL, RHO_MIN = 0.05, 0.03, 0.01, 0.9
+PHIFLOW_TOL = 0.25  # c1_phiflow (issue #61): PhiFlow at 6 cells a diameter against ours and Schiller-Naumann
 C2_MARGIN, C5_RATIO = 0.05, 0.99
 
 
@@ -126,6 +127,8 @@ class Config:
     lam_vol: float = 0.5
     oracle_steps: int = 10     # c5 positive control: refine steps with the solver's gradient
     oracle_unroll: int = 10
+    phiflow_steps: int = 40    # c1_phiflow: PhiFlow on the design grid, 40 steps at CFL 1 = 6.7 convective times
+    phiflow_cfl: float = 1.0
 
 
 def _config(scale: Scale) -> Config:
@@ -134,7 +137,7 @@ def _config(scale: Scale) -> Config:
                      n_seeds=1, n_pool=4, k=2, vae_steps=15, dit_steps=15, head_steps=30, cnn_steps=15,
                      refine_steps=5, guidance=2.0, n_points=64, n_occ=256, infer_steps=5, n_query=256, gnn_steps=10,
                      sphere_cells=4, sphere_cells_coarse=3, sphere_time=0.5, n_steady=1, oracle_steps=2,
-                     oracle_unroll=3),
+                     oracle_unroll=3, phiflow_steps=2),
         quick=Config(grid=(48, 24, 24), coarse_grid=(64, 32, 32), steps=350, coarse_steps=400, n_shapes=48,
                      n_rank=12, n_seeds=1, n_pool=24, k=6, vae_steps=300, dit_steps=600, head_steps=300,
                      cnn_steps=200, refine_steps=40, guidance=2.0, n_points=256, n_occ=2048),
@@ -228,6 +231,56 @@ def _c1_measured(cfg, cache, data, space_bodies) -> dict:
     """:func:`solver_validity` as one figures dict (for ``measure``): the method's, the control's, the details."""
     figures, control, details = solver_validity(cfg, cache, data, space_bodies)
     return {"figures": figures, "control": control, "details": details}
+
+
+def phiflow_check(cfg, cache):
+    """c1_phiflow: PhiFlow (an independent solver) against this package's solver and Schiller-Naumann.
+
+    The same voxel bodies on the design grid: the sphere at Re 20, 50 and 100, the equal-volume prolate and cube
+    at Re 50. Returns figures, the control's figures (each sphere judged at the neighbouring Reynolds number) and
+    a per-solve table.
+    """
+    from neurips25.inverse3d.phiflow_solver import PhiFlowNS  # noqa: PLC0415 (phiflow is imported on use)
+
+    area = 0.5 * math.pi * 0.25
+    solves = [("sphere", re) for re in SPHERE_RES] + [("prolate", 50.0), ("cube", 50.0)]
+    bodies = _reference_bodies(CENTER)
+    rows = {}
+    for body, re in solves:
+        ours = BrinkmanSpectralNS(grid=cfg.grid, re=re, steps=cfg.steps, cfl=cfg.cfl)
+        occ = _solid(bodies[body], ours)
+        t0 = time.process_time()
+        phi = PhiFlowNS(grid=cfg.grid, re=re, steps=cfg.phiflow_steps, cfl=cfg.phiflow_cfl).solve(occ)
+        cpu = time.process_time() - t0
+        r = cache.solve(ours, occ)
+        rows[f"{body} Re {re:g}"] = dict(body=body, re=re, phiflow_drag=phi.drag, ours_drag=r.drag,
+                                         ratio=phi.drag / r.drag, phiflow_pressure_share=phi.drag_pressure / phi.drag,
+                                         phiflow_drift=phi.drift, phiflow_cpu_s=cpu, voxel_volume=phi.volume,
+                                         phiflow_cd=phi.drag / area if body == "sphere" else None,
+                                         ours_cd=r.drag / area if body == "sphere" else None,
+                                         schiller_naumann=schiller_naumann(re) if body == "sphere" else None)
+
+    def figures(shift):
+        # shift = 1: every sphere judged at the next Reynolds number of SPHERE_RES (the control)
+        nxt = {re: SPHERE_RES[(i + shift) % len(SPHERE_RES)] for i, re in enumerate(SPHERE_RES)}
+        sph = {re: rows[f"sphere Re {re:g}"] for re in SPHERE_RES}
+        sn_err = max(abs(sph[re]["phiflow_cd"] / schiller_naumann(nxt[re]) - 1) for re in SPHERE_RES)
+        agree = [abs(sph[re]["phiflow_drag"] / sph[nxt[re]]["ours_drag"] - 1) for re in SPHERE_RES]
+        agree += [abs(rows[f"{b} Re 50"]["ratio"] - 1) for b in ("prolate", "cube")]
+        d = {b: rows[f"{b} Re 50"]["phiflow_drag"] for b in ("prolate", "sphere", "cube")}
+        return dict(agreement_max=max(agree), sphere_sn_err_max=sn_err,
+                    ranking_ok=bool(d["prolate"] < d["sphere"] < d["cube"]),
+                    steady=bool(all(v["phiflow_drift"] < 0.02 for v in rows.values())))
+
+    return {"figures": figures(0), "control": figures(1), "details": dict(
+        table=rows, grid=cfg.grid, steps=cfg.phiflow_steps, cfl=cfg.phiflow_cfl,
+        drag_formula="F_x = sum m u_x h^3 / dt (momentum PhiFlow's obstacle mask removes) + (h^2 / dt) sum "
+                     "(p_up - p_down) over the body's x-faces; mean over the last 20% of steps")}
+
+
+def _c1_phiflow_rule(m):
+    return bool(m["agreement_max"] <= PHIFLOW_TOL and m["sphere_sn_err_max"] <= PHIFLOW_TOL and m["ranking_ok"]
+                and m["steady"])
 
 
 # ---------------------------------------------------------------- models
@@ -612,6 +665,17 @@ def declare_claims(scale: Scale = Scale.QUICK):
                paper_value="OpenFOAM RANS on DrivAerNet++ (not available)", kind="check",
                controls=[Control.negative("weak_penalisation", "the same solver with the body's penalisation 1e5x "
                                           "too weak (dt / eta = 0.01): fluid passes through the sphere")])
+    c1p = Claim("c1_phiflow", "an independent solver (PhiFlow 3.4) confirms the in-package solver's drag",
+                criterion=Criterion(
+                    f"on the design grid {cfg.grid} with the same voxel bodies, PhiFlow's drag within "
+                    f"{PHIFLOW_TOL:.0%} of ours (sphere at Re 20, 50, 100; prolate and cube at Re 50), its sphere "
+                    f"C_D within {PHIFLOW_TOL:.0%} of Schiller-Naumann at Re 20, 50, 100, prolate < sphere < cube "
+                    "at Re 50, every PhiFlow run steady (drift < 2% over its last 20% of steps)",
+                    "agreement_max", _c1_phiflow_rule, f"<= {PHIFLOW_TOL:g}"),
+                paper_value="OpenFOAM RANS on DrivAerNet++ (not available)", kind="check",
+                controls=[Control.negative("re_mislabelled", "the same PhiFlow spheres judged at the neighbouring "
+                                           "Reynolds number (20 -> 50 -> 100 -> 20), against Schiller-Naumann and "
+                                           "our solver there: the comparison must resolve a 2-2.5x change in Re")])
     c2 = Claim("c2_sim_drag", "3DID's designs have lower re-simulated drag than every baseline",
                criterion=Criterion(
                    f"mean Sim-Drag of 3DID-full <= {1 - C2_MARGIN:g} x the best of CEM-latent, GD-latent, GP-BO voxel "
@@ -661,7 +725,7 @@ def declare_claims(scale: Scale = Scale.QUICK):
                                           "labels"),
                          Control.positive("solver_gradient", "the same refiner following the solver's own gradient "
                                           f"({cfg.oracle_steps} steps, {cfg.oracle_unroll}-step unroll)")], **where)
-    return [c1, c2, c3, c4, c5]
+    return [c1, c1p, c2, c3, c4, c5]
 
 
 @register("inverse3d")
@@ -669,7 +733,7 @@ def run(scale: Scale, seed: int, out: Path, cache_dir: Path | None = None) -> Ou
     cfg = _config(scale)
     out = Path(out)
     t_start = time.time()
-    c1, c2, c3, c4, c5 = claims = declare_claims(scale)
+    c1, c1p, c2, c3, c4, c5 = claims = declare_claims(scale)
     solver = BrinkmanSpectralNS(grid=cfg.grid, steps=cfg.steps, cfl=cfg.cfl)
     space = DesignSpace(solver.grid, solver.h)
     # solved shapes go to the runner's cache folder (<run>/inverse3d/cache: shared by the seeds of a run, kept
@@ -690,6 +754,14 @@ def run(scale: Scale, seed: int, out: Path, cache_dir: Path | None = None) -> Ou
               note=f"design grid {cfg.grid} ({cfg.steps} steps, CFL {cfg.cfl}), second grid {cfg.coarse_grid}; "
                    f"Spearman over {cfg.n_rank} car bodies; bodies are level-set solids (sdf <= 0), the designs' "
                    "convention")
+
+    t0 = time.time()
+    c1pm = measure(phiflow_check, cfg, cache)
+    t_c1p = time.time() - t0
+    c1p.record(c1pm.raw()["figures"], {"re_mislabelled": Figures(c1pm.raw()["control"], c1pm.provenance)},
+               details=c1pm.raw()["details"],
+               note=f"PhiFlow 3.4 (MAC grid, semi-Lagrangian, CG projection, inflow / outflow box) on {cfg.grid}, "
+                    f"{cfg.phiflow_steps} steps at CFL {cfg.phiflow_cfl}; ours {cfg.steps} steps at CFL {cfg.cfl}")
 
     seeds = [seed + i for i in range(cfg.n_seeds)]
     per_seed, logs, last, provs = {}, {}, None, []
@@ -798,7 +870,8 @@ def run(scale: Scale, seed: int, out: Path, cache_dir: Path | None = None) -> Ou
                    prior_percentile=prior_pct, paper_table_from_summary=PAPER_TABLE,
                    train_cdv=dict(mean=float(np.mean(y)), median=float(np.median(y)), min=float(np.min(y)),
                                   converged=float(np.mean(data["converged"]))),
-                   timings=dict(dataset_s=t_data, c1_s=t_c1, total_s=time.time() - t_start, per_seed=logs),
+                   timings=dict(dataset_s=t_data, c1_s=t_c1, c1_phiflow_s=t_c1p, total_s=time.time() - t_start,
+                                per_seed=logs),
                    cache=dict(hits=cache.hits, misses=cache.misses))
     return Outcome(claims, metrics=metrics, notes=(
         "Reconstructed stand-in for DrivAerNet++ / OpenFOAM: a parametric car-body family at Re 50 in an in-package "
