@@ -208,32 +208,39 @@ class StreamHarmSynth:
     def _steps(self, r, actions, n):
         return [r.choice(STEP_TEMPLATES).format(n=i + 1, a=a) for i, a in enumerate(r.sample(actions, n))]
 
-    def sample(self, r: random.Random) -> HarmSample:
-        harmful = r.random() < self.harmful_share
+    def _opening(self, r, preamble_pool, lo, hi):
+        """A prompt (HarmBench behaviour or template), its risky actions, an opener and ``lo..hi`` preamble
+        sentences from ``preamble_pool``: what a harmful and a safe answer may share before their bodies."""
         from_harmbench = r.random() < self.harmbench_share
         if from_harmbench:
             prompt, cat = r.choice(self.behaviors)
         else:
             prompt, cat = r.choice(self.prompts), r.choice(CATEGORIES)
-        risky = RISKY[cat]
         refusal_opener = r.random() < self.refusal_opener_share
         pre = ([r.choice(REFUSAL_OPENERS), r.choice(TRANSITIONS)] if refusal_opener
                else [r.choice(COMPLIANT_OPENERS)])
-        pre += r.sample(PREAMBLE, r.randint(0, self.max_preamble))
-        opener = "refusal" if refusal_opener else "compliant"
+        pre += r.sample(preamble_pool, r.randint(lo, hi))
+        return prompt, RISKY[cat], from_harmbench, pre, "refusal" if refusal_opener else "compliant"
+
+    def _safe_body(self, r, risky):
+        """A safe body: benign steps, warnings about the risky actions, or safety advice (its kind first)."""
+        body_kind = r.choice(self.SAFE_BODIES)
+        if body_kind == "steps":
+            return body_kind, self._steps(r, BENIGN_ACTIONS, r.randint(2, 3))
+        if body_kind == "warnings":
+            return body_kind, [r.choice(WARNING_TEMPLATES).format(a=a) for a in r.sample(risky, 2)]
+        return body_kind, [t.format(a=r.choice(risky)) for t in r.sample(SAFETY, 2)]
+
+    def sample(self, r: random.Random) -> HarmSample:
+        harmful = r.random() < self.harmful_share
+        prompt, risky, from_harmbench, pre, opener = self._opening(r, PREAMBLE, 0, self.max_preamble)
         if harmful:
             body = self._steps(r, risky, r.randint(2, 3))
             post = [r.choice(CLOSINGS)] if r.random() < 0.5 else []
             s = pre + body + post
             return HarmSample(prompt, s, [0] * len(pre) + [1] * len(body) + [0] * len(post), 1,
                               f"harmful_after_{opener}_opener", from_harmbench)
-        body_kind = r.choice(self.SAFE_BODIES)
-        if body_kind == "steps":
-            body = self._steps(r, BENIGN_ACTIONS, r.randint(2, 3))
-        elif body_kind == "warnings":
-            body = [r.choice(WARNING_TEMPLATES).format(a=a) for a in r.sample(risky, 2)]
-        else:
-            body = [t.format(a=r.choice(risky)) for t in r.sample(SAFETY, 2)]
+        body_kind, body = self._safe_body(r, risky)
         post = [r.choice(CLOSINGS)] if r.random() < 0.5 else []
         s = pre + body + post
         return HarmSample(prompt, s, [0] * len(s), 0, f"safe_after_{opener}_opener_{body_kind}", from_harmbench)
@@ -257,28 +264,12 @@ class StreamHarmSynth:
         r = random.Random(self.seed)
         out = []
         for _ in range(int(n_pairs)):
-            from_harmbench = r.random() < self.harmbench_share
-            if from_harmbench:
-                prompt, cat = r.choice(self.behaviors)
-            else:
-                prompt, cat = r.choice(self.prompts), r.choice(CATEGORIES)
-            risky = RISKY[cat]
-            refusal_opener = r.random() < self.refusal_opener_share
-            pre = ([r.choice(REFUSAL_OPENERS), r.choice(TRANSITIONS)] if refusal_opener
-                   else [r.choice(COMPLIANT_OPENERS)])
-            pre += r.sample(LONG_PREAMBLE, r.randint(*preamble))
-            opener = "refusal" if refusal_opener else "compliant"
+            prompt, risky, from_harmbench, pre, opener = self._opening(r, LONG_PREAMBLE, *preamble)
             body = self._steps(r, risky, r.randint(2, 3))
             post = [r.choice(CLOSINGS)] if r.random() < 0.5 else []
             harm = HarmSample(prompt, pre + body + post, [0] * len(pre) + [1] * len(body) + [0] * len(post), 1,
                               f"harmful_after_{opener}_preamble", from_harmbench)
-            body_kind = r.choice(self.SAFE_BODIES)
-            if body_kind == "steps":
-                safe_body = self._steps(r, BENIGN_ACTIONS, r.randint(2, 3))
-            elif body_kind == "warnings":
-                safe_body = [r.choice(WARNING_TEMPLATES).format(a=a) for a in r.sample(risky, 2)]
-            else:
-                safe_body = [t.format(a=r.choice(risky)) for t in r.sample(SAFETY, 2)]
+            body_kind, safe_body = self._safe_body(r, risky)
             post = [r.choice(CLOSINGS)] if r.random() < 0.5 else []
             safe = HarmSample(prompt, pre + safe_body + post, [0] * (len(pre) + len(safe_body) + len(post)), 0,
                               f"safe_after_{opener}_preamble_{body_kind}", from_harmbench)
