@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import numbers
 import subprocess
 from collections import defaultdict
 from pathlib import Path
@@ -249,7 +250,7 @@ def _release_score(root: Path, task: Task, model: Model) -> float | None:
     if not f.is_file():
         return None
     v = json.loads(f.read_text()).get(task.score_key)
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    return float(v) if isinstance(v, numbers.Real) and not isinstance(v, bool) else None
 
 
 @dataclasses.dataclass
