@@ -112,3 +112,25 @@ def test_the_real_probe_times_both_dtypes():
     detail = {}
     ratio = precision.probe_bf16_speed(detail=detail)
     assert ratio == pytest.approx(max(v for v in detail.values() if v is not None), rel=1e-3)
+
+
+def test_probe_alternates_the_precisions_and_keeps_each_minimum(monkeypatch):
+    """A burst of load that covers several consecutive rounds hits both precisions, not one: with a fake clock
+    where fp32 takes 1.0 and bf16 0.5 and rounds 1-3 are 10x slower, the ratio stays 0.5 (a blocked timer that
+    ran all fp32 rounds inside the burst and bf16 outside would read it through the burst's order instead)."""
+    clock = {"t": 0.0, "round": 0}
+    order = []
+
+    def make(name, cost):
+        def run():
+            slow = 10.0 if 1 <= clock["round"] <= 3 else 1.0
+            clock["t"] += cost * slow
+            order.append(name)
+            if name == "b":
+                clock["round"] += 1
+        return run
+
+    monkeypatch.setattr(precision.time, "perf_counter", lambda: clock["t"])
+    ta, tb = precision._best_of_pair(make("a", 1.0), make("b", 0.5), 6)
+    assert order == ["a", "b"] * 6
+    assert (ta, tb) == (1.0, 0.5)

@@ -5,7 +5,8 @@ often 10-50x slower, elsewhere (AVX2, plain AVX512: issue #64 measured 46x for a
 :func:`choose_cpu_dtype` resolves ``"auto"`` by measurement, once per process: a one-off timed probe
 (:func:`probe_bf16_speed`: a 256 x 256 matrix product, then a ``Linear(384, 384)`` forward + backward on 256 rows
 under CPU bf16 autocast, the way the methods train; each in bfloat16 and in float32, best of a few, tens of
-milliseconds) picks bfloat16 only when both take at most :data:`SPEEDUP_REQUIRED` of their float32 time. torch's
+milliseconds; the two precisions timed in alternating rounds so that load from other processes hits
+both) picks bfloat16 only when both take at most :data:`SPEEDUP_REQUIRED` of their float32 time. torch's
 CPU capability (``torch.backends.cpu.get_cpu_capability()``) is recorded beside the timings: it names the vector
 unit torch dispatches to (``AVX2`` hosts have no native bfloat16; ``AVX512`` ones may or may not have
 AVX512-BF16 / AMX), but the timing decides, so a capability that torch reports coarsely cannot mislead it.
@@ -38,17 +39,27 @@ _CHOICES = ("auto", "bfloat16", "float32")
 _cache: dict = {}
 
 
-def _best_of(fn, reps: int) -> float:
-    best = float("inf")
+def _best_of_pair(fn_a, fn_b, reps: int) -> tuple[float, float]:
+    """The best (smallest) time of ``fn_a`` and of ``fn_b`` over ``reps`` rounds, the two run alternately.
+
+    Alternating makes a burst of load from another process land on both sides of the comparison instead of
+    on one, and the minimum of each discards the rounds the burst hit: on a loaded 2-core machine the
+    ratio of the two minima moves far less than two back-to-back blocks of runs do (issue #64 saw the
+    blocked probe flip its choice between two runs at load 9-15)."""
+    best_a = best_b = float("inf")
     for _ in range(reps):
         t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+        fn_a()
+        best_a = min(best_a, time.perf_counter() - t)
+        t = time.perf_counter()
+        fn_b()
+        best_b = min(best_b, time.perf_counter() - t)
+    return best_a, best_b
 
 
-def probe_matmul_speed(size: int = 256, reps: int = 5) -> float:
-    """Time of a ``size`` x ``size`` matrix product in bfloat16 over the same in float32 (best of ``reps``).
+def probe_matmul_speed(size: int = 256, reps: int = 9) -> float:
+    """Time of a ``size`` x ``size`` matrix product in bfloat16 over the same in float32 (best of ``reps``
+    alternating rounds).
 
     Below 1, bfloat16 is faster on this CPU. Runs under the current torch thread setting.
     """
@@ -60,14 +71,14 @@ def probe_matmul_speed(size: int = 256, reps: int = 5) -> float:
     a16, b16 = a32.bfloat16(), b32.bfloat16()
     with torch.no_grad():
         torch.mm(a32, b32), torch.mm(a16, b16)  # warm-up (first-call dispatch, allocator)
-        t32 = _best_of(lambda: torch.mm(a32, b32), reps)
-        t16 = _best_of(lambda: torch.mm(a16, b16), reps)
+        t32, t16 = _best_of_pair(lambda: torch.mm(a32, b32), lambda: torch.mm(a16, b16), reps)
     return t16 / max(t32, 1e-9)
 
 
-def probe_autocast_linear_speed(rows: int = 256, width: int = 384, reps: int = 3) -> float:
+def probe_autocast_linear_speed(rows: int = 256, width: int = 384, reps: int = 7) -> float:
     """Time of a ``Linear(width, width)`` forward + backward on ``rows`` rows under CPU bf16 autocast, over the
-    same in float32 (best of ``reps``): how a model trains in bf16 mixed precision. Below 1, autocast pays."""
+    same in float32 (best of ``reps`` alternating rounds): how a model trains in bf16 mixed precision. Below 1,
+    autocast pays."""
     import torch
 
     g = torch.Generator().manual_seed(0)
@@ -80,8 +91,7 @@ def probe_autocast_linear_speed(rows: int = 256, width: int = 384, reps: int = 3
         y.float().square().mean().backward()
 
     step(False), step(True)  # warm-up
-    t32 = _best_of(lambda: step(False), reps)
-    t16 = _best_of(lambda: step(True), reps)
+    t32, t16 = _best_of_pair(lambda: step(False), lambda: step(True), reps)
     lin.zero_grad(set_to_none=True)
     return t16 / max(t32, 1e-9)
 
