@@ -115,3 +115,30 @@ def test_mutag_claims_are_reduced_and_gated_by_their_controls():
     undecided = {c.id: c for c in declare_claims("paper")}["c3_mutag"]
     assert undecided.record(None, controls={"sum_alpha": None, "masked_sum": None},
                             unmeasured="grakel missing").verdict == "inconclusive"
+
+
+def test_cuneiform_claims_mirror_mutags_and_are_judged_at_paper_scale():
+    from neurips25.rspool.reproduce import SCALES, TU_SETS
+
+    claims = {c.id: c for c in declare_claims("paper")}
+    for a, b in (("c2_mutag", "c2_cuneiform"), ("c3_mutag", "c3_cuneiform")):
+        m, c = claims[a], claims[b]
+        assert c.criterion == m.criterion and c.instance == "reduced" and "Cuneiform" in c.statement
+        assert [(x.name, x.role) for x in c.controls] == [(x.name, x.role) for x in m.controls]
+    assert claims["c3_cuneiform"].kind == "supporting" and claims["c3_mutag"].kind == "headline"
+    assert list(TU_SETS) == ["MUTAG", "Cuneiform"]
+    assert SCALES["paper"].tu_names == ("MUTAG", "Cuneiform") and SCALES["quick"].tu_names == ("MUTAG",)
+
+
+@needs_grakel
+def test_tu_run_judges_the_datasets_asked_for_at_any_scale():
+    from neurips25.rspool import tu_run
+
+    res = tu_run.run_seed("smoke", 0, log=lambda line: None, datasets=("Cuneiform",))
+    assert [c["id"] for c in res["claims"]] == ["c2_cuneiform", "c3_cuneiform"]
+    assert res["datasets"] == ["Cuneiform"] and len(res["tu"]["Cuneiform"]["folds"]) == 2
+    assert res["tu"]["Cuneiform"]["graphs"] == 267 and res["tu"]["Cuneiform"]["n_folds"] == 8
+    assert all(c["decided_by"] == "machinery" for c in res["claims"])
+    for bad in ("PROTEINS", [], "MUTAG"):
+        with pytest.raises(ValueError, match="`datasets` must be a non-empty sequence"):
+            tu_run.run_seed("smoke", 0, datasets=bad)

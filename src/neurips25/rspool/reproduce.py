@@ -22,6 +22,9 @@ Issue #61 adds c2 and c3 on a real TU benchmark, MUTAG (188 molecules, shipped a
 the same models, recipe, attack and controls, judged over repeated stratified 10-fold cross-validation (fold k
 tests, fold k+1 validates, the other 8 train) with the Nadeau-Bengio corrected resampled-t interval, because
 the folds' training sets overlap. :mod:`neurips25.rspool.tu_run` runs these two claims alone at any scale.
+The same two claims on Cuneiform (267 Hittite cuneiform signs, 30 classes, grakel's second TU set),
+``c2_cuneiform`` and ``c3_cuneiform``, are judged at paper scale (``Config.tu_names``); below it they are
+recorded as not measured, and ``tu_run --datasets Cuneiform`` runs them alone at any scale.
 """
 
 from __future__ import annotations
@@ -79,10 +82,12 @@ class Config:
     prbcd_epochs: int = 20
     prbcd_seeds: int = 1
     molecules_read: int | None = 3000
-    # MUTAG (issue #61): `tu_repeats` stratified `tu_folds`-fold cross-validations per run seed (run seed s uses
+    # the real TU sets (issue #61): `tu_names` of TU_SETS are judged at this scale (the others recorded as not
+    # measured); `tu_repeats` stratified `tu_folds`-fold cross-validations per run seed (fewer folds where the
+    # smallest class has fewer graphs than `tu_folds`: every class in every test fold; run seed s uses
     # repetition seeds s * tu_repeats + r, so seeds 0 and 1 share no split); `tu_max_folds` runs only the first
     # folds of each (smoke); `tu_attacks` besides CE-PGD are reported, not judged.
-    tu_name: str = "MUTAG"
+    tu_names: tuple = ("MUTAG",)
     tu_folds: int = 10
     tu_repeats: int = 1
     tu_max_folds: int | None = None
@@ -102,7 +107,8 @@ SCALES = {
     # genetic attack at 100 x 30 for every model (issue 44: the only attack that can break c4's masked control).
     Scale.PAPER: Config(datasets=("pains_molecules", "ba_2motifs", "sbm_communities", "er_vs_ba"),
                         num_graphs=1000, num_seeds=5, epochs=101, prbcd_epochs=125, molecules_read=None,
-                        genetic_population=100, genetic_generations=30, tu_repeats=5, tu_attacks=("cw",)),
+                        genetic_population=100, genetic_generations=30, tu_repeats=5, tu_attacks=("cw",),
+                        tu_names=("MUTAG", "Cuneiform")),
 }
 
 
@@ -196,7 +202,9 @@ def attack_all(model: nn.Module, test: GraphSet, cfg: Config, seed: int, kinds: 
     for kind in kinds:
         res[kind] = (c - int(succ[kind].sum())) / n if c else 0.0
     strong = [k for k in (f"pgd@{cfg.budget}", "cw", "genetic", "prbcd") if k in succ]
-    if strong:
+    if not c:  # nothing classified correctly, nothing to attack: every attacked accuracy is 0
+        res["strongest"], res["strongest_of"] = 0.0, []
+    elif strong:
         union = np.any([succ[k] for k in strong], axis=0) if c else np.zeros(0, dtype=bool)
         res["strongest"] = (c - int(union.sum())) / n
         res["strongest_of"] = strong
@@ -259,8 +267,9 @@ def tu_folds(ys: np.ndarray, folds: int, repeat_seed: int) -> list[tuple[np.ndar
 
 
 def run_tu_fold(ds: GraphSet, train_idx, val_idx, test_idx, cfg: Config, s: int) -> dict:
-    """c2_mutag / c3_mutag on one fold: train sum / mean / max / RS-Pool and the sum/alpha control, attack each
-    with CE-PGD (plus ``cfg.tu_attacks``, reported), and the gradient-masked sum model (positive control)."""
+    """c2 / c3 on one fold of a TU set (``c2_mutag`` / ``c3_mutag``, ``c2_cuneiform`` / ``c3_cuneiform``): train
+    sum / mean / max / RS-Pool and the sum/alpha control, attack each with CE-PGD (plus ``cfg.tu_attacks``,
+    reported), and the gradient-masked sum model (positive control)."""
     train, val, test = ds.subset(train_idx), ds.subset(val_idx), ds.subset(test_idx)
     key = f"pgd@{cfg.budget}"
     out = {}
@@ -281,36 +290,47 @@ def run_tu_fold(ds: GraphSet, train_idx, val_idx, test_idx, cfg: Config, s: int)
     return out
 
 
-def run_tu(cfg: Config, seed: int, log=print) -> dict:
-    """Every fold of MUTAG's cross-validations for run seed ``seed``: ``{"folds": [...], "test_train": ratio,
-    "repeat_seeds": [...]}``, or ``{"error": why}`` when the data is not installed (the claims are then
+def run_tu(cfg: Config, seed: int, log=print, name: str = "MUTAG") -> dict:
+    """Every fold of TU set ``name``'s cross-validations for run seed ``seed``: ``{"folds": [...], "test_train":
+    ratio, "repeat_seeds": [...]}``, or ``{"error": why}`` when the data is not installed (the claims are then
     inconclusive, never judged on nothing)."""
+    if name not in TU_SETS:
+        raise ValueError(f"run_tu: `name` must be one of {', '.join(TU_SETS)}; got {name!r}")
     try:
-        ds = shipped_tudataset(cfg.tu_name)
+        ds = shipped_tudataset(name)
     except (ModuleNotFoundError, FileNotFoundError) as err:
         return {"error": str(err)}
     repeat_seeds = [seed * cfg.tu_repeats + r for r in range(cfg.tu_repeats)]
+    # as many folds as keep every class in every test fold, at most `tu_folds` (Cuneiform: 8, its smallest class)
+    n_folds = min(cfg.tu_folds, int(np.bincount(ds.ys).min()))
+    if n_folds < 3:
+        return {"error": f"{name}'s smallest class holds {n_folds} graph(s): too few for a 3-fold cross-validation"}
     jobs = []
     for rs_ in repeat_seeds:
-        splits = tu_folds(ds.ys, cfg.tu_folds, rs_)
+        splits = tu_folds(ds.ys, n_folds, rs_)
         jobs += [(rs_, k, sp) for k, sp in enumerate(splits[:cfg.tu_max_folds])]
     folds = []
-    for rs_, k, (tr, va, te) in progress(jobs, desc=f"rspool {cfg.tu_name} folds", total=len(jobs)):
+    for rs_, k, (tr, va, te) in progress(jobs, desc=f"rspool {name} folds", total=len(jobs)):
         res = run_tu_fold(ds, tr, va, te, cfg, rs_ * cfg.tu_folds + k)
         res["repeat_seed"], res["fold"] = rs_, k
         folds.append(res)
-        log(f"{cfg.tu_name} repeat={rs_} fold={k}: " + "; ".join(
+        log(f"{name} repeat={rs_} fold={k}: " + "; ".join(
             f"{p} " + " ".join(f"{a}={v:.3f}" for a, v in r.items() if isinstance(v, float) and a != "seconds")
             for p, r in res.items() if isinstance(r, dict) and p != "sizes"))
     ratio = float(np.mean([f["sizes"]["test"] for f in folds]) / np.mean([f["sizes"]["train"] for f in folds]))
     return {"folds": folds, "test_train": ratio, "repeat_seeds": repeat_seeds, "graphs": len(ds),
-            "name": cfg.tu_name}
+            "name": name, "n_folds": n_folds}
 
 
-def record_tu(claims: dict, tu: dict, cfg: Config) -> tuple[dict, dict]:
-    """Record c2_mutag and c3_mutag from :func:`run_tu`'s folds (figures through :func:`measure`); returns the
-    means over folds per model and c3_mutag's paired intervals (both empty when the data was missing)."""
-    c2, c3 = claims["c2_mutag"], claims["c3_mutag"]
+def tu_claim_ids(name: str) -> tuple[str, str]:
+    """The ids of c2 and c3 on TU set ``name``: ``("c2_mutag", "c3_mutag")`` for MUTAG."""
+    return f"c2_{name.lower()}", f"c3_{name.lower()}"
+
+
+def record_tu(claims: dict, tu: dict, cfg: Config, name: str = "MUTAG") -> tuple[dict, dict]:
+    """Record c2 and c3 of TU set ``name`` from :func:`run_tu`'s folds (figures through :func:`measure`); returns
+    the means over folds per model and c3's paired intervals (both empty when the data was missing)."""
+    c2, c3 = (claims[i] for i in tu_claim_ids(name))
     if "error" in tu:
         c2.record(None, controls={"majority": None}, unmeasured=tu["error"])
         c3.record(None, controls={"sum_alpha": None, "masked_sum": None}, unmeasured=tu["error"])
@@ -318,7 +338,7 @@ def record_tu(claims: dict, tu: dict, cfg: Config) -> tuple[dict, dict]:
     raw, r = {tu["name"]: tu["folds"]}, tu["test_train"]
     key = f"pgd@{cfg.budget}"
     n = len(tu["folds"])
-    note = (f"{tu['name']} ({tu['graphs']} graphs): {len(tu['repeat_seeds'])} stratified {cfg.tu_folds}-fold "
+    note = (f"{tu['name']} ({tu['graphs']} graphs): {len(tu['repeat_seeds'])} stratified {tu['n_folds']}-fold "
             f"cross-validation(s) (repetition seeds {tu['repeat_seeds']}), {n} folds judged, {cfg.tu_epochs} epochs "
             f"keeping the {cfg.keep} best-validation epoch, CE-PGD {cfg.pgd_steps} steps at {cfg.budget:.0%}. "
             f"Intervals: corrected resampled t (n_test/n_train = {r:.3f}), points: mean [90% interval].")
@@ -419,45 +439,61 @@ def declare_claims(scale: Scale) -> list[Claim]:
     return _declare_generated(instance, need, c4_rule) + declare_tu_claims()
 
 
+#: the real TU sets of c2 / c3 (issue #61): name -> what the instance is (the claims' instance note)
+TU_SETS: dict[str, str] = {
+    "MUTAG": "MUTAG (188 real nitroaromatic molecules, mutagenic or not; the TU files grakel 0.1.11 ships): a real "
+             "TUDataset, the paper's kind of data, but not one of the paper's eight and smaller than them; the "
+             "paper's GCN, recipe (101 epochs, last best-validation epoch) and CE-PGD at 30%. Judged over "
+             "stratified 10-fold cross-validations (quick: one; paper: five per run seed, none shared between "
+             "seeds), each fold's test graphs attacked",
+    "Cuneiform": "Cuneiform (267 real Hittite cuneiform signs as graphs, 30 classes of 8-9 signs; node features: "
+                 "two one-hot label columns and 3 coordinates; the TU files grakel 0.1.11 ships): a real "
+                 "TUDataset, the paper's kind of data, but not one of the paper's eight and smaller than them; "
+                 "the paper's GCN, recipe (101 epochs, last best-validation epoch) and CE-PGD at 30%. Judged at "
+                 "paper scale only, over five stratified 8-fold cross-validations per run seed (none shared "
+                 "between seeds; 8 folds, not 10, because its smallest classes hold 8 signs and every test fold "
+                 "keeps every class), each fold's test graphs attacked",
+}
+
+
 def declare_tu_claims() -> list[Claim]:
-    """c2 and c3 on MUTAG (issue #61): the same statements, criteria and controls as c2 / c3, on one real TU set
-    judged over repeated stratified 10-fold cross-validation (nothing measured)."""
-    tu = dict(instance="reduced", instance_note=(
-        "MUTAG (188 real nitroaromatic molecules, mutagenic or not; the TU files grakel 0.1.11 ships): a real "
-        "TUDataset, the paper's kind of data, but not one of the paper's eight and smaller than them; the "
-        "paper's GCN, recipe (101 epochs, last best-validation epoch) and CE-PGD at 30%. Judged over "
-        "stratified 10-fold cross-validations (quick: one; paper: five per run seed, none shared between "
-        "seeds), each fold's test graphs attacked"))
+    """c2 and c3 on each real TU set of :data:`TU_SETS` (issue #61): the same statements, criteria and controls
+    as c2 / c3, judged over repeated stratified 10-fold cross-validation (nothing measured)."""
     corrected = ("the Nadeau-Bengio corrected resampled-t 90% interval over the folds of the cross-validations "
                  "(variance (1/J + n_test/n_train) s^2, J folds)")
-    return [
-        Claim("c2_mutag", statement="RS-Pool keeps competitive clean accuracy on MUTAG, a real TU benchmark",
-              paper_value="abstract: 'maintaining competitive clean accuracy' (table values not read; MUTAG is "
-              "not among the paper's datasets)",
-              criterion=Criterion.at_least(
-                  "worst_mean_diff_pts", -3.0,
-                  "the mean over the cross-validation folds of RS-Pool's clean test accuracy minus the best flat "
-                  f"readout's (sum/mean/max, best by mean) is >= -3 points; {corrected} reported"),
-              kind="supporting", **tu,
-              controls=[Control.negative("majority", "the majority class of each fold's training graphs")],
-              no_positive_control="the best flat readout is the bar itself; any other readout may be legitimately "
-              "less accurate, so none is known to pass"),
-        Claim("c3_mutag", statement="RS-Pool is more robust than sum/mean/max pooling under PGD structure attacks "
-              "on MUTAG, a real TU benchmark",
-              paper_value="abstract: 'better robustness than the considered pooling methods' (table values not "
-              "read; MUTAG is not among the paper's datasets)",
-              criterion=Criterion.count_at_least(
-                  "datasets", 1,
-                  "CE-PGD, budget 30% of each graph's edges, on the correctly classified test graphs of every "
-                  f"fold: the lower end of {corrected} of RS-Pool - baseline attacked accuracy is > 0 against "
-                  "each of sum, mean and max; the 5-point effect size reported beside"),
-              kind="headline", **tu,
-              controls=[Control.negative("sum_alpha", "sum pooling at RS-Pool's output scale (sum / alpha) in "
-                                         "RS-Pool's place: the rescaling alone, no singular direction"),
-                        Control.positive("masked_sum", "the sum model with the gradient to the adjacency cut: "
-                                         "immune to CE-PGD by construction, so it shows the folds and the "
-                                         "corrected interval can register a robustness gain")]),
-    ]
+    claims = []
+    for name, note in TU_SETS.items():
+        tu = dict(instance="reduced", instance_note=note)
+        c2_id, c3_id = tu_claim_ids(name)
+        claims += [
+            Claim(c2_id, statement=f"RS-Pool keeps competitive clean accuracy on {name}, a real TU benchmark",
+                  paper_value="abstract: 'maintaining competitive clean accuracy' (table values not read; "
+                  f"{name} is not among the paper's datasets)",
+                  criterion=Criterion.at_least(
+                      "worst_mean_diff_pts", -3.0,
+                      "the mean over the cross-validation folds of RS-Pool's clean test accuracy minus the best "
+                      f"flat readout's (sum/mean/max, best by mean) is >= -3 points; {corrected} reported"),
+                  kind="supporting", **tu,
+                  controls=[Control.negative("majority", "the majority class of each fold's training graphs")],
+                  no_positive_control="the best flat readout is the bar itself; any other readout may be "
+                  "legitimately less accurate, so none is known to pass"),
+            Claim(c3_id, statement="RS-Pool is more robust than sum/mean/max pooling under PGD structure attacks "
+                  f"on {name}, a real TU benchmark",
+                  paper_value="abstract: 'better robustness than the considered pooling methods' (table values "
+                  f"not read; {name} is not among the paper's datasets)",
+                  criterion=Criterion.count_at_least(
+                      "datasets", 1,
+                      "CE-PGD, budget 30% of each graph's edges, on the correctly classified test graphs of "
+                      f"every fold: the lower end of {corrected} of RS-Pool - baseline attacked accuracy is > 0 "
+                      "against each of sum, mean and max; the 5-point effect size reported beside"),
+                  kind="headline" if name == "MUTAG" else "supporting", **tu,
+                  controls=[Control.negative("sum_alpha", "sum pooling at RS-Pool's output scale (sum / alpha) "
+                                             "in RS-Pool's place: the rescaling alone, no singular direction"),
+                            Control.positive("masked_sum", "the sum model with the gradient to the adjacency "
+                                             "cut: immune to CE-PGD by construction, so it shows the folds and the "
+                                             "corrected interval can register a robustness gain")]),
+        ]
+    return claims
 
 
 def _declare_generated(instance: dict, need: int, c4_rule) -> list[Claim]:
@@ -566,18 +602,29 @@ def _run(cfg: Config, declared: list[Claim], seed: int, out: Path) -> Outcome:
              f"{cfg.prbcd_seeds} seed(s), {cfg.prbcd_epochs} epochs; genetic population {cfg.genetic_population} "
              f"x {cfg.genetic_generations} generations, the same for every model and the masked control. " + note)
 
-    tu = run_tu(cfg, seed)
-    tu_table, tu_intervals = record_tu(claims, tu, cfg)
+    tu_runs, tu_tables, tu_intervals = {}, {}, {}
+    for name in TU_SETS:
+        if name not in cfg.tu_names:
+            why = (f"{name} is judged at --scale paper only (five 10-fold cross-validations per seed); "
+                   f"`python -m neurips25.rspool.tu_run --datasets {name}` runs it alone at any scale")
+            c2_id, c3_id = tu_claim_ids(name)
+            claims[c2_id].record(None, controls={"majority": None}, unmeasured=why)
+            claims[c3_id].record(None, controls={"sum_alpha": None, "masked_sum": None}, unmeasured=why)
+            continue
+        tu_runs[name] = run_tu(cfg, seed, name=name)
+        tu_tables[name], intervals = record_tu(claims, tu_runs[name], cfg, name)
+        tu_intervals |= intervals
     _figure(f3.raw()["intervals"] | tu_intervals, f4.raw()["intervals"]["strongest"], out)
     table = {n: {p: {k: float(np.mean([r[p][k] for r in runs if k in r[p]])) for k in runs[0][p]
                      if isinstance(runs[0][p][k], numbers.Real)}
                  for p in runs[0]} for n, runs in raw.items()}  # prbcd: mean over the seeds that ran it
     return Outcome([claims[c.id] for c in declared],
                    metrics={"table": table, "per_seed": raw, "config": dataclasses.asdict(cfg), "seeds": seeds,
-                            "tu": {"table": tu_table, **{k: v for k, v in tu.items()}},
+                            "tu": {name: {"table": tu_tables[name], **run} for name, run in tu_runs.items()},
                             "experiment_seconds": time.perf_counter() - t_start},
                    notes="Generated stand-ins for the paper's TUDatasets plus RDKit's real NCI molecules, and "
-                         "the real MUTAG (c2_mutag, c3_mutag); see docs/rspool.md.")
+                         "the real MUTAG (c2_mutag, c3_mutag) and, at paper scale, Cuneiform (c2_cuneiform, "
+                         "c3_cuneiform); see docs/rspool.md.")
 
 
 def _scale_note(cfg: Config) -> str:
@@ -598,7 +645,7 @@ def _figure(ce: dict, strongest: dict, out: Path) -> None:
     for j, (rule, label, marker) in enumerate(((ce, "CE-PGD 30%", "o"), (strongest, "strongest attack", "s"))):
         for i, name in enumerate(names):
             for k, b in enumerate(BASELINES):
-                if name not in rule:  # MUTAG: CE-PGD only
+                if name not in rule:  # the TU sets: CE-PGD only
                     continue
                 d = rule[name][b]
                 half = 0.0 if d["lo90"] is None else 100 * (d["mean"] - d["lo90"])
