@@ -12,6 +12,7 @@ operation traces against LoRA on the answers alone.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import numbers
 import time
@@ -554,10 +555,38 @@ def _lossy_server(items, seed: int) -> dict:
     return _end_to_end(lossy, items)
 
 
-def _c5(cfg: ChemcotConfig, seed: int, lm, tok, out: Path, held_sources: set) -> tuple[dict, dict, dict]:
+def c5_arm_cache(base: str | Path, cfg: ChemcotConfig, seed: int, dtype: str) -> Path:
+    """The folder under ``base`` that keeps c5's finished arms (issue #58: the paper-scale c5 takes about two hours
+    of a core, so an interrupted run resumes arm by arm). It is keyed by the configuration, the run seed, the
+    model's precision and a hash of this package's source, so a changed experiment never reuses a stale arm."""
+    h = hashlib.sha1(repr((dataclasses.asdict(cfg), int(seed), str(dtype))).encode())
+    for f in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(f.read_bytes())
+    path = Path(base) / f"c5-seed{int(seed)}-{h.hexdigest()[:12]}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _kept(arm_cache: Path | None, name: str, compute) -> dict:
+    """An arm's result: read from ``arm_cache`` where a run finished it before, else computed (and kept there)."""
+    path = None if arm_cache is None else Path(arm_cache) / f"{name}.json"
+    if path is not None and path.is_file():
+        return json.loads(path.read_text())
+    result = compute()
+    if path is not None:
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(result))
+        tmp.replace(path)
+    return result
+
+
+def _c5(cfg: ChemcotConfig, seed: int, lm, tok, out: Path, held_sources: set,
+        arm_cache: Path | None = None) -> tuple[dict, dict, dict]:
     """c5: before / CoT-LoRA / answer-only-LoRA on held-out editing items, one budget, ``lora_seeds`` seeds.
 
-    ``lm`` is the untuned model (never modified: every LoRA arm trains on a deep copy of it).
+    ``lm`` is the untuned model (never modified: every LoRA arm trains on a deep copy of it). With ``arm_cache``
+    (:func:`c5_arm_cache`), each finished arm's figures are kept there and a re-run reads them instead of
+    recomputing (its replies' JSONL stays where the first run wrote it).
     """
     import copy
 
@@ -584,16 +613,19 @@ def _c5(cfg: ChemcotConfig, seed: int, lm, tok, out: Path, held_sources: set) ->
                 "pass_lenient": float(np.mean([edit_passes(r["answers"]["lenient"], it)
                                                for r, it in zip(rep.records, heldout)]))}
 
-    before = run_arm(lm, "before")
+    def tune_and_eval(arm: str, pairs: list, s: int) -> dict:
+        t = time.perf_counter()
+        tuned = lora_finetune(copy.deepcopy(lm), tok, pairs, steps=cfg.lora_steps, batch_size=4, lr=2e-3, seed=s)
+        res = run_arm(tuned, f"{arm}_s{s}")
+        res.update(seed=s, train_seconds=round(time.perf_counter() - t, 1),
+                   loss_first_last=[round(tuned.train_losses[0], 3), round(tuned.train_losses[-1], 3)])
+        return res
+
+    before = _kept(arm_cache, "before", lambda: run_arm(lm, "before"))
     arms = {"cot": [], "answer_only": []}
     for s in range(seed, seed + cfg.lora_seeds):
         for arm, pairs in (("cot", cot_pairs), ("answer_only", ans_pairs)):
-            t = time.perf_counter()
-            tuned = lora_finetune(copy.deepcopy(lm), tok, pairs, steps=cfg.lora_steps, batch_size=4, lr=2e-3, seed=s)
-            res = run_arm(tuned, f"{arm}_s{s}")
-            res.update(seed=s, train_seconds=round(time.perf_counter() - t, 1),
-                       loss_first_last=[round(tuned.train_losses[0], 3), round(tuned.train_losses[-1], 3)])
-            arms[arm].append(res)
+            arms[arm].append(_kept(arm_cache, f"{arm}_s{s}", lambda a=arm, p=pairs, s_=s: tune_and_eval(a, p, s_)))
 
     def figures(runs):
         gains = [r["pass"] - before["pass"] for r in runs]
@@ -606,8 +638,17 @@ def _c5(cfg: ChemcotConfig, seed: int, lm, tok, out: Path, held_sources: set) ->
     return figures(arms["cot"]), figures(arms["answer_only"]), details
 
 
+def c5_note(cfg: ChemcotConfig, d5: dict, llm_dtype: str) -> str:
+    """The note c5 is recorded with (the full run and ``chemcot.c5_run`` alike)."""
+    return (f"{cfg.lora_seeds} seeds; {cfg.lora_steps} LoRA steps (r=8, lr 2e-3, batch 4) on {d5['n_train_traces']} "
+            f"verified traces / the same answers without steps; {d5['n_heldout']} held-out editing items; all arms "
+            f"decoded greedily with max_tokens {cfg.lora_max_tokens}, {llm_dtype}")
+
+
 @register("chemcot")
-def run(scale: Scale, seed: int, out: Path) -> Outcome:
+def run(scale: Scale, seed: int, out: Path, cache_dir: str | Path | None = None) -> Outcome:
+    """The reproduction at ``scale`` and ``seed`` into ``out``; ``cache_dir`` (the runner's method cache) keeps c5's
+    finished arms, so an interrupted paper-scale run resumes them (:func:`c5_arm_cache`)."""
     out = Path(out)
     t_start, cpu_start = time.perf_counter(), time.process_time()
     phases: dict[str, list[float]] = {}  # phase -> [wall s, CPU s of this process]
@@ -700,12 +741,9 @@ def run(scale: Scale, seed: int, out: Path) -> Outcome:
                   unmeasured="no LLM at this scale" if not missing else missing)
     else:
         try:
-            m5, ctl5, d5 = _c5(cfg, seed, lm, tok, out, {it.meta.get("source") for it in items})
-            c5.record(m5, controls={"answer_only_lora": ctl5}, details=d5, note=(
-                f"{cfg.lora_seeds} seeds; {cfg.lora_steps} LoRA steps (r=8, lr 2e-3, batch 4) on "
-                f"{d5['n_train_traces']} verified traces / the same answers without steps; {d5['n_heldout']} held-out "
-                f"editing items; all arms decoded greedily with max_tokens {cfg.lora_max_tokens}, "
-                f"{llm_dtype}"))
+            arm_cache = None if cache_dir is None else c5_arm_cache(cache_dir, cfg, seed, llm_dtype)
+            m5, ctl5, d5 = _c5(cfg, seed, lm, tok, out, {it.meta.get("source") for it in items}, arm_cache=arm_cache)
+            c5.record(m5, controls={"answer_only_lora": ctl5}, details=d5, note=c5_note(cfg, d5, llm_dtype))
         except Exception as err:  # noqa: BLE001 - recorded as unmeasured with the reason, the rest is kept
             c5.record(None, controls={"answer_only_lora": None}, unmeasured=f"{type(err).__name__}: {err}")
 
