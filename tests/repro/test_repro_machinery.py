@@ -253,3 +253,28 @@ def test_run_missing_seeds_resumes_and_writes_each_seed(tmp_path):
     assert any("exists, skipped" in ln for ln in lines) and lines[-1].endswith("; s=2")
     run_missing_seeds(tmp_path, [1], one, rerun=True, echo=lines.append)
     assert calls[-1] == 1
+
+
+def test_drive_claim_seeds_combines_the_kept_seeds_into_a_summary(tmp_path, capsys):
+    """The single-claim drivers' loop (tu_run, chemcot c5_run): seeds run once, combined by claim id (seeds that
+    disagree: unstable), filtered by scale and ``keep``, summary.json written; nothing kept is an exit."""
+    import json
+
+    from neurips25.repro.store import drive_claim_seeds
+
+    def claim(verdict):
+        return {"id": "c9", "verdict": verdict, "summary": verdict, "measured": {"method": {"x": 1.0}}}
+
+    def one(s):
+        return {"seed": s, "scale": "paper", "tag": "a", "cpu_s": 1.0, "wall_s": 2.0,
+                "claims": [claim("reproduced" if s == 0 else "not_reproduced")]}
+
+    out = drive_claim_seeds(tmp_path, "paper", [0, 1], one)
+    assert out["seeds"] == [0, 1] and out["claims"][0]["verdict"] == "unstable"
+    assert json.loads((tmp_path / "summary.json").read_text())["cpu_s_per_seed"] == [1.0, 1.0]
+    assert "c9 (paper, seeds [0, 1]): unstable" in capsys.readouterr().out
+    assert drive_claim_seeds(tmp_path, "paper", [0], one, summarise_only=True)["claims"][0]["verdict"] == "reproduced"
+    with pytest.raises(SystemExit, match="no finished seed"):
+        drive_claim_seeds(tmp_path, "paper", [0, 1], one, summarise_only=True, keep=lambda r: r["tag"] == "b")
+    with pytest.raises(SystemExit, match="no finished seed"):
+        drive_claim_seeds(tmp_path, "quick", [0], one, summarise_only=True)

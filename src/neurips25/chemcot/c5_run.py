@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import time
 from pathlib import Path
@@ -31,9 +30,8 @@ from neurips25.chemcot.data import generate_suite
 from neurips25.chemcot.reproduce import _c5, _configs, _llm_available, c5_arm_cache, c5_note, declare_claims
 from neurips25.pretrained.precision import choose_cpu_dtype
 from neurips25.repro import Outcome, Scale, seed_everything, thread_cap
-from neurips25.repro.aggregate import combine_claims
 from neurips25.repro.claims import jsonable, validate_outcome
-from neurips25.repro.store import read_seed_results, run_missing_seeds
+from neurips25.repro.store import drive_claim_seeds
 
 
 def run_seed(scale, seed: int, out: str | Path) -> dict:
@@ -72,16 +70,6 @@ def run_seed(scale, seed: int, out: str | Path) -> dict:
             "load_avg_end": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
 
 
-def summarise(per_seed: list[dict]) -> dict:
-    """The claim combined over the finished seeds, with each seed's times."""
-    if not per_seed:
-        raise ValueError("`per_seed` must hold at least one seed's results")
-    per_seed = sorted(per_seed, key=lambda r: r["seed"])
-    return {"seeds": [r["seed"] for r in per_seed], "scale": per_seed[0]["scale"],
-            "claims": combine_claims({r["seed"]: r["claims"] for r in per_seed}),
-            "cpu_s_per_seed": [r["cpu_s"] for r in per_seed], "wall_s_per_seed": [r["wall_s"] for r in per_seed]}
-
-
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", default="paper", choices=["quick", "paper"])
@@ -92,18 +80,8 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if len(set(args.seeds)) != len(args.seeds) or min(args.seeds) < 0:
         raise SystemExit(f"--seeds must be distinct ints >= 0, got {args.seeds}")
-    run_missing_seeds(args.out, [] if args.summarise else args.seeds, lambda s: run_seed(args.scale, s, args.out),
-                      rerun=args.rerun, describe=lambda res: "; ".join(f"{c['id']}: {c['verdict']} ({c['summary']})"
-                                                                      for c in res["claims"]),
-                      echo=lambda line: print(line, flush=True))
-    per_seed = [r for r in read_seed_results(args.out) if r["scale"] == args.scale and r["seed"] in args.seeds]
-    if not per_seed:
-        raise SystemExit(f"no finished seed of {args.seeds} in {args.out}")
-    summary = summarise(per_seed)
-    (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
-    for c in summary["claims"]:
-        print(f"{c['id']} ({args.scale}, seeds {summary['seeds']}): {c['verdict']}; {c['summary']}", flush=True)
-
+    drive_claim_seeds(args.out, args.scale, args.seeds, lambda s: run_seed(args.scale, s, args.out),
+                      rerun=args.rerun, summarise_only=args.summarise)
 
 if __name__ == "__main__":
     main()

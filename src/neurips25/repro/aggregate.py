@@ -40,6 +40,18 @@ def _seed_cell(c: dict) -> dict:
                          for r in c.get("control_results", [])}}
 
 
+def summarise_seed_results(per_seed: list[dict]) -> dict:
+    """What a single-claim driver (``rspool.tu_run``, ``chemcot.c5_run``) writes to ``summary.json``: each seed's
+    ``claims`` combined by :func:`combine_claims` (seeds that disagree make a claim *unstable*), with the seeds,
+    the scale and each seed's CPU and wall seconds. ``per_seed`` holds the dicts the driver wrote per seed."""
+    if not per_seed:
+        raise ValueError("`per_seed` must hold at least one seed's results")
+    per_seed = sorted(per_seed, key=lambda r: r["seed"])
+    return {"seeds": [r["seed"] for r in per_seed], "scale": per_seed[0]["scale"],
+            "claims": combine_claims({r["seed"]: r["claims"] for r in per_seed}),
+            "cpu_s_per_seed": [r["cpu_s"] for r in per_seed], "wall_s_per_seed": [r["wall_s"] for r in per_seed]}
+
+
 def combine_claims(per_seed: dict[int, list[dict]]) -> list[dict]:
     """Merge each seed's claim dicts into one claim per id: the union of the ids over the seeds, in the order
     they first appear. A claim missing at some seed says so and is inconclusive as a whole: a verdict is never

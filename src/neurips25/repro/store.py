@@ -366,3 +366,28 @@ def run_missing_seeds(out: Path, seeds, run_seed: Callable[[int], dict], *, reru
 def read_seed_results(out: Path) -> list[dict]:
     """Every ``seed_<s>.json`` in ``out`` written by :func:`run_missing_seeds`, in file-name order."""
     return [json.loads(p.read_text()) for p in sorted(Path(out).glob("seed_*.json"))]
+
+
+def drive_claim_seeds(out: Path, scale: str, seeds, run_seed: Callable[[int], dict], *, rerun: bool = False,
+                      summarise_only: bool = False, keep: Callable[[dict], bool] | None = None) -> dict:
+    """The loop of a single-claim driver (``rspool.tu_run``, ``chemcot.c5_run``): run the missing seeds
+    (:func:`run_missing_seeds`, unless ``summarise_only``), combine the finished seeds of ``scale`` among ``seeds``
+    (and accepted by ``keep``) into ``out/summary.json`` (:func:`repro.aggregate.summarise_seed_results`), print
+    one line per claim and return the summary. Exits naming the folder when no such seed has finished."""
+    from neurips25.repro.aggregate import summarise_seed_results  # noqa: PLC0415 (aggregate reads claims)
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    run_missing_seeds(out, [] if summarise_only else seeds, run_seed, rerun=rerun, echo=say,
+                      describe=lambda res: "; ".join(f"{c['id']}: {c['verdict']} ({c['summary']})"
+                                                     for c in res["claims"]))
+    per_seed = [r for r in read_seed_results(out) if r["scale"] == scale and r["seed"] in seeds
+                and (keep is None or keep(r))]
+    if not per_seed:
+        raise SystemExit(f"no finished seed of {list(seeds)} in {out}")
+    summary = summarise_seed_results(per_seed)
+    atomic_write_text(Path(out) / "summary.json", json.dumps(summary, indent=1))
+    for c in summary["claims"]:
+        say(f"{c['id']} ({scale}, seeds {summary['seeds']}): {c['verdict']}; {c['summary']}")
+    return summary

@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import time
 from pathlib import Path
 
 from neurips25.repro import Outcome, Scale, seed_everything, thread_cap
-from neurips25.repro.aggregate import combine_claims
 from neurips25.repro.claims import jsonable, validate_outcome
-from neurips25.repro.store import read_seed_results, run_missing_seeds
+from neurips25.repro.store import drive_claim_seeds
 from neurips25.rspool.reproduce import SCALES, TU_SETS, declare_claims, record_tu, run_tu, tu_claim_ids
 
 
@@ -64,16 +62,6 @@ def run_seed(scale, seed: int, log=print, datasets=("MUTAG",)) -> dict:
             "load_avg_end": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
 
 
-def summarise(per_seed: list[dict]) -> dict:
-    """The claims combined over the finished seeds, with each seed's times."""
-    if not per_seed:
-        raise ValueError("`per_seed` must hold at least one seed's results")
-    per_seed = sorted(per_seed, key=lambda r: r["seed"])
-    return {"seeds": [r["seed"] for r in per_seed], "scale": per_seed[0]["scale"],
-            "claims": combine_claims({r["seed"]: r["claims"] for r in per_seed}),
-            "cpu_s_per_seed": [r["cpu_s"] for r in per_seed], "wall_s_per_seed": [r["wall_s"] for r in per_seed]}
-
-
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", default="paper", choices=[s.value for s in Scale])
@@ -86,22 +74,11 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if len(set(args.seeds)) != len(args.seeds) or min(args.seeds) < 0:
         raise SystemExit(f"--seeds must be distinct ints >= 0, got {args.seeds}")
-    run_missing_seeds(args.out, [] if args.summarise else args.seeds,
-                      lambda s: run_seed(args.scale, s, log=lambda line: print(line, flush=True),
-                                         datasets=args.datasets), rerun=args.rerun,
-                      describe=lambda res: "; ".join(f"{c['id']}: {c['verdict']} ({c['summary']})"
-                                                     for c in res["claims"]),
-                      echo=lambda line: print(line, flush=True))
-    per_seed = read_seed_results(args.out)
-    per_seed = [r for r in per_seed if r["scale"] == args.scale and r["seed"] in args.seeds
-                and r.get("datasets", ["MUTAG"]) == list(dict.fromkeys(args.datasets))]
-    if not per_seed:
-        raise SystemExit(f"no finished seed of {args.seeds} in {args.out}")
-    summary = summarise(per_seed)
-    (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
-    for c in summary["claims"]:
-        print(f"{c['id']} ({args.scale}, seeds {summary['seeds']}): {c['verdict']}; {c['summary']}", flush=True)
-
+    datasets = list(dict.fromkeys(args.datasets))
+    drive_claim_seeds(args.out, args.scale, args.seeds,
+                      lambda s: run_seed(args.scale, s, log=lambda line: print(line, flush=True), datasets=datasets),
+                      rerun=args.rerun, summarise_only=args.summarise,
+                      keep=lambda r: r.get("datasets", ["MUTAG"]) == datasets)
 
 if __name__ == "__main__":
     main()
